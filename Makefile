@@ -1,0 +1,123 @@
+# rsslim: RLIMIT_RSS enforcement for Linux 6.12, and the evidence.
+# `make help` lists the targets and the variables you may set.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+BUILD     := build
+KCONFIG   ?= default
+RAM       ?= 256M
+SWAP      ?= 512M
+TIMEOUT   ?= 1200
+export ACCEL KCONFIG GUEST_CPUS
+
+CC        := gcc
+CFLAGS    := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
+LDFLAGS   := -static
+SELFTESTS := $(BUILD)/linux/tools/testing/selftests
+
+WL_LIB      := workloads/wl.c
+WL_HDR      := workloads/wl.h
+WORKLOADS   := $(patsubst workloads/%.c,$(BUILD)/bin/%,$(filter-out $(WL_LIB),$(wildcard workloads/*.c)))
+TRIMD       := $(if $(wildcard tools/rsstrimd/rsstrimd.c),$(BUILD)/bin/rsstrimd)
+HOST_TESTS  := $(patsubst tests/host/%.c,$(BUILD)/host-tests/%,$(wildcard tests/host/*.c))
+GUEST_C     := $(patsubst tests/guest/%.c,$(BUILD)/guest-tests/%,$(wildcard tests/guest/*.c))
+GUEST_SH    := $(patsubst tests/guest/%.sh,$(BUILD)/guest-tests/%,$(wildcard tests/guest/*.sh))
+INITRAMFS   := $(BUILD)/initramfs.cpio.gz
+SCRIPTS     := $(wildcard harness/*.sh harness/guest/*.sh tests/guest/*.sh tests/host/*.sh tools/*/*.sh) \
+	       harness/guest/init .ci/run
+
+.PHONY: help deps kernel kernel-tree kernel-patches workloads host-tests guest-tests initramfs shell test \
+	bench check clean distclean
+
+help:
+	@echo 'rsslim: make RLIMIT_RSS (prlimit --rss) mean something, and measure it.'
+	@echo
+	@echo 'Targets:'
+	@echo '  make bench           build everything, run the scenarios, print the comparison'
+	@echo '  make test            host unit tests + the patched kernel in QEMU running the guest suite'
+	@echo '  make shell           boot the patched kernel and get a guest shell (try prlimit --rss)'
+	@echo '  make deps            check (and as root, install) the Debian packages needed'
+	@echo '  make kernel          extract linux-source-6.12, apply kernel-patch/series, build bzImage'
+	@echo '  make kernel-patches  export the commits of build/linux back into kernel-patch/'
+	@echo '  make kernel-tree     (re)apply kernel-patch/series to build/linux'
+	@echo '  make initramfs       build the guest image (busybox, prlimit, workloads, tests)'
+	@echo '  make workloads       build the static workloads into build/bin'
+	@echo '  make check           checkpatch --strict on the series, shellcheck, -Werror builds'
+	@echo '  make clean           remove build outputs but keep the kernel tree; distclean removes all'
+	@echo
+	@echo 'Variables:'
+	@echo '  RAM=256M SWAP=512M   guest memory and swap size'
+	@echo '  KCONFIG=default      kernel flavour: default or debug (KASAN, lockdep, DEBUG_VM)'
+	@echo '  ACCEL=kvm|tcg        force the accelerator (default: probe KVM, fall back to TCG)'
+	@echo '  TIMEOUT=1200         seconds before a guest that does not power off is killed'
+	@echo '  GUEST_CPUS=2         guest CPUs'
+	@echo '  SCENARIOS= DURATION= REPEAT= LRU= RSS_LIMIT= HOG= MODE=   bench controls (see README)'
+
+deps:
+	@harness/deps.sh
+
+kernel: deps
+	@harness/kernel.sh build $(KCONFIG)
+
+kernel-tree: deps
+	@harness/kernel.sh tree
+
+kernel-patches:
+	@harness/kernel.sh export
+
+workloads: $(WORKLOADS) $(TRIMD)
+
+$(BUILD)/bin/%: workloads/%.c $(WL_LIB) $(WL_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(WL_LIB)
+
+$(TRIMD): tools/rsstrimd/rsstrimd.c $(wildcard tools/rsstrimd/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
+$(BUILD)/host-tests/%: tests/host/%.c $(WL_LIB) $(WL_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iworkloads -o $@ $< $(WL_LIB) -lm
+
+# Guest tests use the kernel tree's kselftest harness, so they need the tree.
+$(BUILD)/guest-tests/%: tests/guest/%.c tests/guest/guest_util.h $(SELFTESTS)/kselftest_harness.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Wno-unused-parameter $(LDFLAGS) -I$(SELFTESTS) -Itests/guest -o $@ $<
+
+$(BUILD)/guest-tests/%: tests/guest/%.sh
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+
+$(SELFTESTS)/kselftest_harness.h:
+	@harness/kernel.sh tree
+
+guest-tests: $(GUEST_C) $(GUEST_SH)
+
+host-tests: $(HOST_TESTS)
+
+$(INITRAMFS): harness/initramfs.sh harness/guest/init $(wildcard harness/guest/*.sh harness/scenarios/*) \
+		$(WORKLOADS) $(TRIMD) $(GUEST_C) $(GUEST_SH)
+	@harness/initramfs.sh $@ $(BUILD)/bin $(BUILD)/guest-tests
+
+initramfs: deps
+	@$(MAKE) --no-print-directory $(INITRAMFS)
+
+shell: kernel initramfs
+	@harness/qemu.sh --job shell --out $(BUILD)/shell --ram $(RAM) --swap $(SWAP)
+
+test: deps
+	@harness/test.sh
+
+bench: deps
+	@harness/bench.sh
+
+check: deps
+	@harness/check.sh
+
+clean:
+	rm -rf $(BUILD)/bin $(BUILD)/host-tests $(BUILD)/guest-tests $(BUILD)/obj-* $(INITRAMFS) \
+		$(BUILD)/test-run $(BUILD)/shell
+
+distclean:
+	rm -rf $(BUILD)

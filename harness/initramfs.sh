@@ -1,0 +1,47 @@
+#!/bin/bash
+# Build the guest initramfs: busybox, util-linux prlimit and stress-ng (with
+# the shared libraries they need), the static rsslim programs and guest
+# tests, the guest scripts and scenario files.
+#
+#   initramfs.sh OUTPUT BIN_DIR GUEST_TEST_DIR
+set -euo pipefail
+# shellcheck source=harness/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+output=$1 bin_dir=$2 test_dir=$3
+stage=$(mktemp -d "$BUILD_DIR/initramfs.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+
+mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,etc,proc,sys,dev,tmp,run,rsslim/bin,rsslim/tests,rsslim/scenarios}
+cp /bin/busybox "$stage/bin/busybox"
+install -m 0755 "$RSSLIM_TOP/harness/guest/init" "$stage/init"
+for script in "$RSSLIM_TOP"/harness/guest/*.sh; do
+	install -m 0755 "$script" "$stage/rsslim/"
+done
+cp "$RSSLIM_TOP"/harness/scenarios/* "$stage/rsslim/scenarios/" 2>/dev/null || true
+
+# A dynamically linked host program and every library ldd names for it.
+copy_with_libs() {
+	local prog=$1 dest=$2 lib
+	install -m 0755 "$prog" "$stage$dest"
+	for lib in $(ldd "$prog" | grep -oE '/[^ ]+\.so[^ ]*'); do
+		[ -e "$stage$lib" ] || install -D -m 0755 "$lib" "$stage$lib"
+	done
+}
+copy_with_libs /usr/bin/prlimit /usr/bin/prlimit
+copy_with_libs /usr/bin/stress-ng /usr/bin/stress-ng
+
+for f in "$bin_dir"/*; do
+	[ -x "$f" ] && install -m 0755 "$f" "$stage/rsslim/bin/"
+done
+for f in "$test_dir"/*; do
+	[ -x "$f" ] && install -m 0755 "$f" "$stage/rsslim/tests/"
+done
+echo "root:x:0:0:root:/root:/bin/sh" >"$stage/etc/passwd"
+echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$stage/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
+
+(cd "$stage" && find . -print0 | LC_ALL=C sort -z |
+	cpio --null -o -H newc --owner=0:0 --quiet) | gzip -1 >"$output.tmp"
+mv "$output.tmp" "$output"
+log "initramfs $output ($(du -k "$output" | cut -f1) KiB)"

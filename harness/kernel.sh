@@ -1,0 +1,202 @@
+#!/bin/bash
+# Kernel tree and build: Debian's linux-source-6.12 extracted into build/linux
+# as a git repository, kernel-patch/series applied with `git am`, config
+# fragments merged onto tinyconfig, bzImage built out of tree with ccache.
+#
+#   kernel.sh build [FLAVOR]   tree + config + bzImage (FLAVOR: default | debug)
+#   kernel.sh tree             extract and apply the series only
+#   kernel.sh export           write the tree's commits back to kernel-patch/
+#   kernel.sh path [FLAVOR]    print the bzImage path
+set -euo pipefail
+# shellcheck source=harness/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+PATCH_DIR=$RSSLIM_TOP/kernel-patch
+BASE_TAG=rsslim-base
+SOURCE_STAMP=$KERNEL_SRC/.git/rsslim-source
+APPLIED_STAMP=$KERNEL_SRC/.git/rsslim-applied
+
+git_tree() { git -C "$KERNEL_SRC" "$@"; }
+
+source_id() {
+	[ -f "$KERNEL_TARBALL" ] ||
+		die "missing $KERNEL_TARBALL: install it with 'apt-get install linux-source-6.12' (make deps does)"
+	stat -c '%s %Y' "$KERNEL_TARBALL"
+}
+
+series_id() {
+	local patches
+	mapfile -t patches < <(series_patches)
+	for p in "${patches[@]}"; do
+		[ -f "$p" ] || die "kernel-patch/series names $(basename "$p"), which does not exist"
+	done
+	hash_files "$PATCH_DIR/series" "${patches[@]}"
+}
+
+# Apply the series on top of the base tag in the tree at $1. On failure the
+# tree is put back where it was and the reason is printed.
+apply_series() {
+	local tree=$1 old_head patches
+	mapfile -t patches < <(series_patches)
+	old_head=$(git -C "$tree" rev-parse HEAD)
+	git -C "$tree" reset -q --hard "$BASE_TAG"
+	[ "${#patches[@]}" -eq 0 ] && return 0
+	if ! git -C "$tree" am -q --whitespace=nowarn "${patches[@]}" >"$BUILD_DIR/git-am.log" 2>&1; then
+		local failed
+		failed=$(sed -n 's/^Patch failed at [0-9]* \(.*\)/\1/p' "$BUILD_DIR/git-am.log" | head -1)
+		git -C "$tree" am --abort >/dev/null 2>&1 || true
+		git -C "$tree" reset -q --hard "$old_head"
+		die "kernel-patch/series does not apply to linux-source-6.12 (${failed:-see $BUILD_DIR/git-am.log}); tree left as it was"
+	fi
+}
+
+# Refuse to throw away kernel work that is not in kernel-patch/ yet.
+check_tree_exported() {
+	local recorded
+	recorded=$(cut -d' ' -f2 "$APPLIED_STAMP" 2>/dev/null || true)
+	if [ -n "$(git_tree status --porcelain --untracked-files=no)" ]; then
+		die "build/linux has uncommitted changes: commit them and run 'make kernel-patches', or revert them"
+	fi
+	if [ "$(git_tree rev-parse HEAD)" != "$recorded" ]; then
+		die "build/linux has commits that are not in kernel-patch/: run 'make kernel-patches' first"
+	fi
+}
+
+extract_tree() {
+	local new=$BUILD_DIR/linux.new
+	need_disk_mib "$BUILD_DIR" 3000
+	rm -rf "$new"
+	mkdir -p "$new"
+	timed "extracting $(basename "$KERNEL_TARBALL")" \
+		tar -xf "$KERNEL_TARBALL" -C "$new" --strip-components=1
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	timed "recording the pristine tree as git base" sh -c '
+		cd "$1" && git init -q && git config user.name "rsslim developers" &&
+		git config user.email dev@rsslim.invalid && git config gc.auto 0 &&
+		sed -i "/^# Debian packaging: ignore everything/,\$d" .gitignore &&
+		git add -A && git commit -q -m "linux-source-6.12 as shipped by Debian (minus its packaging-only top-level ignore rule)" &&
+		git tag "$2"' sh "$new" "$BASE_TAG"
+	apply_series "$new"
+	source_id >"$new/.git/rsslim-source"
+	echo "$(series_id) $(git -C "$new" rev-parse HEAD)" >"$new/.git/rsslim-applied"
+	if [ -d "$KERNEL_SRC" ]; then
+		check_tree_exported
+		rm -rf "$KERNEL_SRC"
+	fi
+	mv "$new" "$KERNEL_SRC"
+}
+
+ensure_tree() {
+	local want_series
+	mkdir -p "$BUILD_DIR"
+	if [ ! -d "$KERNEL_SRC/.git" ] || [ "$(cat "$SOURCE_STAMP" 2>/dev/null)" != "$(source_id)" ]; then
+		extract_tree
+		return
+	fi
+	want_series=$(series_id)
+	if [ "$(cut -d' ' -f1 "$APPLIED_STAMP" 2>/dev/null)" != "$want_series" ]; then
+		check_tree_exported
+		timed "applying kernel-patch/series" apply_series "$KERNEL_SRC"
+		echo "$want_series $(git_tree rev-parse HEAD)" >"$APPLIED_STAMP"
+	fi
+}
+
+flavor_fragments() {
+	local flavor=$1
+	echo "$PATCH_DIR/rsslim.config"
+	case $flavor in
+	default) ;;
+	debug) echo "$PATCH_DIR/debug.config" ;;
+	*) die "unknown kernel flavor '$flavor' (default or debug)" ;;
+	esac
+}
+
+obj_dir() { echo "$BUILD_DIR/obj-$1"; }
+
+kmake() {
+	local obj=$1
+	shift
+	make -C "$KERNEL_SRC" O="$obj" ARCH="$KERNEL_ARCH" CC="ccache gcc" HOSTCC="ccache gcc" \
+		KBUILD_BUILD_USER=rsslim KBUILD_BUILD_HOST=rsslim \
+		KBUILD_BUILD_TIMESTAMP="$(git_tree log -1 --format=%cd)" "$@"
+}
+
+ensure_config() {
+	local flavor=$1 obj frags stamp want missing
+	obj=$(obj_dir "$flavor")
+	mapfile -t frags < <(flavor_fragments "$flavor")
+	for f in "${frags[@]}"; do [ -f "$f" ] || die "missing config fragment $f"; done
+	want=$(hash_files "${frags[@]}")-$(cut -d' ' -f1 <"$SOURCE_STAMP")
+	stamp=$obj/.rsslim-config
+	[ -f "$obj/.config" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return 0
+	mkdir -p "$obj"
+	rm -f "$stamp"
+	{
+		kmake "$obj" tinyconfig
+		"$KERNEL_SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${frags[@]}"
+		kmake "$obj" olddefconfig
+	} >"$obj/config.log" 2>&1 || die "kernel configuration failed, see $obj/config.log"
+	# merge_config only warns when Kconfig drops a value: make that an error.
+	missing=$(cat "${frags[@]}" | grep -E '^CONFIG_[A-Z0-9_]+=' | while IFS= read -r opt; do
+		case $opt in
+		*=n) grep -qx "# ${opt%=n} is not set" "$obj/.config" || echo "$opt" ;;
+		*) grep -qxF "$opt" "$obj/.config" || echo "$opt" ;;
+		esac
+	done)
+	[ -z "$missing" ] || die "config fragment values Kconfig did not keep: $(echo "$missing" | tr '\n' ' ')"
+	echo "$want" >"$stamp"
+}
+
+build() {
+	local flavor=${1:-default} obj want stamp
+	ensure_tree
+	ensure_config "$flavor"
+	obj=$(obj_dir "$flavor")
+	want="$(cat "$obj/.rsslim-config") $(git_tree rev-parse HEAD) $(git_tree diff HEAD | sha256sum | cut -c1-16)"
+	stamp=$obj/.rsslim-build
+	if [ -f "$obj/arch/x86/boot/bzImage" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+		log "kernel ($flavor) is up to date: $obj/arch/x86/boot/bzImage"
+		return 0
+	fi
+	need_disk_mib "$obj" 1000
+	rm -f "$stamp"
+	if ! timed "building the $flavor kernel (log: $obj/build.log)" \
+		kmake "$obj" -j"$(nproc)" bzImage >"$obj/build.log" 2>&1; then
+		grep -E 'error|Error|No space' "$obj/build.log" | head -20 >&2 || true
+		df -Pm "$obj" | awk 'NR == 2 && $4 < 200 { print "error: the disk is full (" $4 " MiB free)" }' >&2
+		die "kernel build failed, see $obj/build.log"
+	fi
+	echo "$want" >"$stamp"
+	log "kernel $(cat "$obj/include/config/kernel.release") at $obj/arch/x86/boot/bzImage"
+}
+
+export_patches() {
+	local tmp
+	[ -d "$KERNEL_SRC/.git" ] || die "no kernel tree in $KERNEL_SRC: run 'make kernel' first"
+	[ -z "$(git_tree status --porcelain --untracked-files=no)" ] ||
+		die "build/linux has uncommitted changes: commit them first"
+	tmp=$(mktemp -d)
+	git_tree format-patch -q --zero-commit --no-signature -o "$tmp" "$BASE_TAG..HEAD"
+	find "$PATCH_DIR" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-*' -delete
+	{
+		echo "# Patches applied in order with \`git am\` onto the pristine linux-source-6.12 tree."
+		for p in "$tmp"/*.patch; do
+			[ -e "$p" ] || continue
+			cp "$p" "$PATCH_DIR/"
+			basename "$p"
+		done
+	} >"$PATCH_DIR/series"
+	rm -rf "$tmp"
+	echo "$(series_id) $(git_tree rev-parse HEAD)" >"$APPLIED_STAMP"
+	log "exported $(grep -vc '^#' "$PATCH_DIR/series") patches to kernel-patch/"
+}
+
+cmd=${1:-build}
+shift || true
+case $cmd in
+build) build "$@" ;;
+tree) ensure_tree ;;
+export) export_patches ;;
+path) echo "$(obj_dir "${1:-default}")/arch/x86/boot/bzImage" ;;
+*) die "usage: kernel.sh build [default|debug] | tree | export | path [FLAVOR]" ;;
+esac

@@ -1,0 +1,125 @@
+#!/bin/bash
+# Boot the rsslim kernel and initramfs in QEMU and run one guest job.
+#
+#   qemu.sh --job test|bench|shell --out DIR [--ram MIB] [--swap MIB]
+#           [--timeout SECONDS] [--append 'key=value ...'] [--kernel F] [--initrd F]
+#
+# The guest console (ttyS0) goes to DIR/console.log, the job's output (ttyS1)
+# to stdout and DIR/job.log; a results archive the guest writes to its second
+# disk is unpacked into DIR/guest/. A panic, oops, WARN, or a guest that does
+# not finish before the timeout is reported in one line plus the last console
+# lines, and the exit status is non-zero. ACCEL=kvm|tcg overrides the probe.
+set -euo pipefail
+# shellcheck source=harness/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+job='' out='' ram=256 swap=512 timeout_s=600 append=''
+kernel=$("$RSSLIM_TOP/harness/kernel.sh" path "${KCONFIG:-default}")
+initrd=$BUILD_DIR/initramfs.cpio.gz
+while [ $# -gt 0 ]; do
+	case $1 in
+	--job) job=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--ram) ram=$2; shift 2 ;;
+	--swap) swap=$2; shift 2 ;;
+	--timeout) timeout_s=$2; shift 2 ;;
+	--append) append=$2; shift 2 ;;
+	--kernel) kernel=$2; shift 2 ;;
+	--initrd) initrd=$2; shift 2 ;;
+	*) die "qemu.sh: unknown argument '$1'" ;;
+	esac
+done
+[ -n "$job" ] || die "qemu.sh: --job is required"
+[ -n "$out" ] || die "qemu.sh: --out is required"
+ram=$(parse_size_mib "$ram") || die "RAM must be a size such as 256M or 1G"
+swap_mib=$(parse_size_mib "$swap") || die "SWAP must be a size such as 512M or 1G"
+if ! [[ $timeout_s =~ ^[0-9]+$ ]] || [ "$timeout_s" -eq 0 ]; then
+	die "timeout must be a positive number of seconds"
+fi
+[ -f "$kernel" ] || die "no kernel at $kernel: run 'make kernel'"
+[ -f "$initrd" ] || die "no initramfs at $initrd: run 'make initramfs'"
+mkdir -p "$out"
+
+qemu_base=(qemu-system-x86_64 -nodefaults -no-reboot -smp "${GUEST_CPUS:-2}" -m "$ram"
+	-kernel "$kernel" -initrd "$initrd")
+cmdline_base="console=ttyS0 panic=-1 oops=panic panic_on_warn=1 printk.devkmsg=on"
+
+# KVM only when a real boot shows it works: on nested hosts /dev/kvm may exist
+# while guests crash or crawl. The answer is cached per QEMU and host kernel.
+pick_accel() {
+	local cache=$BUILD_DIR/accel-probe key probe_dir
+	if [ -n "${ACCEL:-}" ]; then
+		case $ACCEL in kvm | tcg) echo "$ACCEL"; return ;; esac
+		die "ACCEL must be kvm or tcg"
+	fi
+	if ! [ -r /dev/kvm ] || ! [ -w /dev/kvm ]; then
+		echo tcg
+		return
+	fi
+	key="$(qemu-system-x86_64 --version | head -1) $(uname -r)"
+	if [ -f "$cache" ] && [ "$(sed -n 1p "$cache")" = "$key" ]; then
+		sed -n 2p "$cache"
+		return
+	fi
+	probe_dir=$(mktemp -d)
+	if timeout -k 5 30 "${qemu_base[@]}" -accel kvm -display none -monitor none \
+		-serial null -serial "file:$probe_dir/job" \
+		-append "$cmdline_base rsslim.job=probe" </dev/null >/dev/null 2>&1 &&
+		grep -q 'probe ok' "$probe_dir/job"; then
+		printf '%s\nkvm\n' "$key" >"$cache"
+	else
+		printf '%s\ntcg\n' "$key" >"$cache"
+	fi
+	rm -rf "$probe_dir"
+	sed -n 2p "$cache"
+}
+
+accel=$(pick_accel)
+echo "$accel" >"$out/accel"
+disk_args=()
+if [ "$swap_mib" -gt 0 ]; then
+	truncate -s "${swap_mib}M" "$out/swap.img"
+	disk_args+=(-drive "file=$out/swap.img,if=virtio,format=raw,cache=unsafe")
+fi
+truncate -s "${RESULTS_DISK_MIB:-64}M" "$out/results.img"
+disk_args+=(-drive "file=$out/results.img,if=virtio,format=raw,cache=unsafe")
+cleanup_disks() { rm -f "$out/swap.img" "$out/results.img"; }
+trap cleanup_disks EXIT
+
+cmdline="$cmdline_base rsslim.job=$job rsslim.swap_mib=$swap_mib $append"
+if [ "$job" = shell ]; then
+	log "booting a guest shell ($accel, ${ram} MiB RAM, ${swap_mib} MiB swap); leave with 'poweroff -f'"
+	exec "${qemu_base[@]}" -accel "$accel" -nographic "${disk_args[@]}" -append "$cmdline"
+fi
+
+log "booting guest job '$job' ($accel, ${ram} MiB RAM, ${swap_mib} MiB swap, timeout ${timeout_s} s)"
+start=$(date +%s)
+set +e
+timeout -k 5 "$timeout_s" "${qemu_base[@]}" -accel "$accel" -display none -monitor none \
+	-serial "file:$out/console.log" -serial stdio "${disk_args[@]}" -append "$cmdline" \
+	</dev/null 2>"$out/qemu.stderr" | tr -d '\r' | tee "$out/job.log"
+qemu_rc=${PIPESTATUS[0]}
+set -e
+elapsed=$(($(date +%s) - start))
+
+if [ -s "$out/results.img" ] && tar -tf "$out/results.img" >/dev/null 2>&1; then
+	mkdir -p "$out/guest"
+	tar -xf "$out/results.img" -C "$out/guest"
+fi
+
+problem=
+splat=$(grep -m1 -E 'Kernel panic|BUG:|Oops|WARNING:|general protection' "$out/console.log" || true)
+if [ -n "$splat" ]; then
+	problem="guest kernel failed: $splat"
+elif [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
+	problem="guest did not power off within ${timeout_s} s (hung?)"
+elif ! grep -q "^# rsslim: job $job done" "$out/job.log"; then
+	problem="guest stopped before its job finished (QEMU exit $qemu_rc: $(tail -1 "$out/qemu.stderr" 2>/dev/null))"
+fi
+if [ -n "$problem" ]; then
+	echo "error: $problem" >&2
+	echo "last console lines ($out/console.log):" >&2
+	tail -n 25 "$out/console.log" | sed 's/^/  | /' >&2
+	exit 1
+fi
+log "guest job '$job' finished in ${elapsed} s"

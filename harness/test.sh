@@ -1,0 +1,54 @@
+#!/bin/bash
+# `make test`: host unit tests, then the patched kernel booted in QEMU running
+# the guest suite. TAP streams are printed as they come; the last line is
+# "N passed, N failed[, N skipped]" and the exit status is non-zero on any
+# failure.
+set -euo pipefail
+# shellcheck source=harness/lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$RSSLIM_TOP"
+
+tap_log=$(mktemp)
+trap 'rm -f "$tap_log"' EXIT
+extra_failures=0
+m() { make --no-print-directory "$@"; }
+
+# Host unit tests: every program in build/host-tests and every tests/host/*.sh.
+timed "building host tests and workloads" m workloads host-tests
+for t in build/host-tests/* tests/host/*.sh; do
+	[ -x "$t" ] || continue
+	echo "# host: $t"
+	"$t" 2>&1 | tee -a "$tap_log" || true
+done
+
+# Guest suite.
+if ! m kernel || ! m initramfs; then
+	echo "not ok - kernel or guest image build failed" | tee -a "$tap_log"
+else
+	run_dir=$BUILD_DIR/test-run
+	rm -rf "$run_dir"
+	release=$(cat "$BUILD_DIR/obj-$KCONFIG/include/config/kernel.release")
+	boot_start=$(date +%s)
+	if ! harness/qemu.sh --job test --out "$run_dir" --ram "${RAM:-256M}" --swap "${SWAP:-512M}" \
+		--timeout "${TIMEOUT:-1200}" \
+		--append "rsslim.release=$release rsslim.host_release=$(uname -r)" | tee -a "$tap_log"; then
+		extra_failures=$((extra_failures + 1))
+		echo "not ok - guest run failed (console: $run_dir/console.log)"
+	fi
+	log "guest suite took $(($(date +%s) - boot_start)) s on $(cat "$run_dir/accel" 2>/dev/null || echo '?')"
+fi
+
+# Result lines are counted at the start of a line only (nested TAP is
+# indented, and comment lines start with '#').
+read -r passed failed skipped < <(awk '
+	/^ok [0-9]+.*# [Ss][Kk][Ii][Pp]/ { s++; next }
+	/^ok / { p++ }
+	/^not ok / { f++ }
+	END { print p + 0, f + 0, s + 0 }' "$tap_log")
+failed=$((failed + extra_failures))
+if [ "$skipped" -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

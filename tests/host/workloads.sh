@@ -1,0 +1,82 @@
+#!/bin/bash
+# Host tests of the workload programs: bad input is refused with one line
+# and exit 2, leaving nothing behind; short runs print well-formed TSV.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bin=build/bin
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+echo "TAP version 13"
+echo "1..9"
+result() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=$((failed + 1)); fi
+}
+
+# rejects PROGRAM ARGS...: exit 2 and exactly one line on stderr.
+rejects() {
+	local rc=0 lines
+	"$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	lines=$(wc -l <"$tmp/err")
+	if [ "$rc" -ne 2 ] || [ "$lines" -ne 1 ]; then
+		echo "# '$*' gave exit $rc and $lines stderr lines"
+		return 1
+	fi
+}
+all_rejected() {
+	local prog=$1 arg
+	shift
+	for arg in "$@"; do
+		# shellcheck disable=SC2086 # each case is a word list
+		rejects "$bin/$prog" $arg || return 1
+	done
+}
+
+all_rejected hog "--size 0" "--size 12Q" "--size -5M" "--size 99999999999T" "--bogus" \
+	"--size" "--mode disk" "--pattern zigzag" "--duration 0" "--passes -1" "--rate 0" "extra"
+result $? "hog refuses bad input with one line and exit 2"
+all_rejected victim "--wss 0" "--wss 12Q" "--wss -5M" "--wss 99999999999T" "--bogus" \
+	"--mode busy" "--period 0" "--touch 0" "--duration 0"
+result $? "victim refuses bad input with one line and exit 2"
+
+rc=0
+rejects "$bin/hog" --mode file --file "$tmp/no/such/dir/hog.data" --size 1M || rc=1
+[ ! -e "$tmp/no" ] || rc=1
+result $rc "hog --mode file with an uncreatable path fails cleanly and creates nothing"
+
+"$bin/hog" --size 8M --duration 1 --interval 200ms >"$tmp/hog.tsv"
+awk -F'\t' 'NR == 1 { ok = ($1 == "t_s" && NF == 6); next }
+	/^# summary / { summary = 1; next }
+	NF != 6 { ok = 0 }
+	{ rows++ }
+	END { exit !(ok && summary && rows >= 3) }' "$tmp/hog.tsv"
+result $? "hog prints a TSV header, interval rows and a summary"
+
+"$bin/hog" --size 4M --pattern sort --passes 2 >"$tmp/sort.tsv"
+grep -q '^# summary .*passes=2 .*stopped=passes' "$tmp/sort.tsv"
+result $? "hog --pattern sort completes a fixed number of passes (sorted, checked)"
+
+"$bin/hog" --size 4M --mode file --file "$tmp/hog.data" --duration 0.3 >/dev/null
+[ ! -e "$tmp/hog.data" ]
+result $? "hog --mode file removes its file at exit"
+
+"$bin/hog" --size 8M --duration 30 >"$tmp/sig.tsv" &
+pid=$!
+sleep 0.5
+kill -TERM "$pid"
+wait "$pid"
+grep -q 'stopped=signal' "$tmp/sig.tsv"
+result $? "hog exits cleanly with a summary on SIGTERM"
+
+"$bin/victim" --wss 4M --period 5ms --duration 0.5 --log "$tmp/rounds.tsv" >"$tmp/victim.tsv"
+awk -F'\t' 'NR == 1 { ok = ($1 == "rounds" && $7 == "max_us"); next }
+	NR == 2 { ok = ok && $1 >= 50 && $3 <= $4 && $4 <= $5 && $5 <= $6 && $6 <= $7 }
+	END { exit !(ok && NR == 2) }' "$tmp/victim.tsv" && [ "$(wc -l <"$tmp/rounds.tsv")" -ge 50 ]
+result $? "victim server mode reports ordered percentiles and a per-round log"
+
+"$bin/victim" --wss 4M --mode idle --sleep 0.2 >"$tmp/idle.tsv"
+awk -F'\t' '$1 == "4096" && $2 == "100.0" { found = 1 } END { exit !found }' "$tmp/idle.tsv"
+result $? "victim idle mode reports its resident share (100% with no pressure)"
+[ "$failed" -eq 0 ]
