@@ -14,6 +14,7 @@ trap 'rm -rf "$stage"' EXIT
 
 mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,etc,proc,sys,dev,tmp,run,rsslim/bin,rsslim/tests,rsslim/scenarios}
 cp /bin/busybox "$stage/bin/busybox"
+ln -s busybox "$stage/bin/sh"
 install -m 0755 "$RSSLIM_TOP/harness/guest/init" "$stage/init"
 for script in "$RSSLIM_TOP"/harness/guest/*.sh; do
 	install -m 0755 "$script" "$stage/rsslim/"

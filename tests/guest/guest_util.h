@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for the rsslim guest tests: /proc and sysctl access, and child
+ * processes that hold and touch memory. Header-only so each test stays one
+ * static binary.
+ */
+#ifndef RSSLIM_GUEST_UTIL_H
+#define RSSLIM_GUEST_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB (1024LL * 1024LL)
+#define PAGE_SZ 4096LL
+
+static inline int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)total < len - 1 && (n = read(fd, buf + total, len - 1 - total)) > 0)
+		total += n;
+	close(fd);
+	buf[total] = '\0';
+	return 0;
+}
+
+static inline int write_file(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, value, strlen(value));
+	close(fd);
+	return n == (ssize_t)strlen(value) ? 0 : -1;
+}
+
+/* The text after "key:" on its line in a /proc file, or NULL. */
+static inline const char *field_text(const char *buf, const char *key, char *out, size_t len)
+{
+	size_t klen = strlen(key);
+	const char *p = buf;
+
+	while (p && *p) {
+		if (!strncmp(p, key, klen) && p[klen] == ':') {
+			const char *v = p + klen + 1;
+			size_t n = 0;
+
+			while (*v == ' ' || *v == '\t')
+				v++;
+			while (v[n] && v[n] != '\n' && n < len - 1)
+				n++;
+			memcpy(out, v, n);
+			out[n] = '\0';
+			return out;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return NULL;
+}
+
+/* A field of /proc/PID/status as text ("" when missing). */
+static inline const char *status_text(pid_t pid, const char *key, char *out, size_t len)
+{
+	char path[64], buf[4096];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	out[0] = '\0';
+	if (read_file(path, buf, sizeof(buf)) || !field_text(buf, key, out, len))
+		out[0] = '\0';
+	return out;
+}
+
+/* A numeric field of /proc/PID/status (kB fields in kB), -1 when missing. */
+static inline long long status_num(pid_t pid, const char *key)
+{
+	char text[64];
+
+	status_text(pid, key, text, sizeof(text));
+	return text[0] ? atoll(text) : -1;
+}
+
+static inline long long vmstat(const char *name)
+{
+	char buf[16384], key[80];
+	const char *p;
+
+	if (read_file("/proc/vmstat", buf, sizeof(buf)))
+		return -1;
+	snprintf(key, sizeof(key), "\n%s ", name);
+	p = strstr(buf, key);
+	if (!p && !strncmp(buf, key + 1, strlen(key + 1)))
+		p = buf - 1;
+	return p ? atoll(p + strlen(key)) : -1;
+}
+
+static inline int sysctl_write(const char *name, long value)
+{
+	char path[128], v[32];
+
+	snprintf(path, sizeof(path), "/proc/sys/vm/%s", name);
+	snprintf(v, sizeof(v), "%ld", value);
+	return write_file(path, v);
+}
+
+static inline long sysctl_read(const char *name)
+{
+	char path[128], v[32];
+
+	snprintf(path, sizeof(path), "/proc/sys/vm/%s", name);
+	return read_file(path, v, sizeof(v)) ? -1 : atol(v);
+}
+
+static inline int set_mglru(bool on)
+{
+	return write_file("/sys/kernel/mm/lru_gen/enabled", on ? "y" : "n");
+}
+
+static inline double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static inline void sleep_s(double s)
+{
+	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (time_t)s) * 1e9) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Free the page cache and reclaimable slab so runs start alike. */
+static inline void drop_caches(void)
+{
+	sync();
+	write_file("/proc/sys/vm/drop_caches", "3");
+}
+
+enum toucher_kind {
+	TOUCH_LOOP,	/* keep touching every page, forever */
+	TOUCH_ONCE,	/* touch once, then sleep */
+};
+
+/*
+ * Fork a child that maps `bytes` of anonymous memory, writes every page,
+ * reports on `ready` (a pipe it writes one byte to), and then either keeps
+ * touching its pages or sleeps. rss_limit_bytes (or RLIM_INFINITY) is set
+ * before the memory is touched. The child dies with its parent.
+ */
+static inline pid_t spawn_toucher(const char *name, size_t bytes, enum toucher_kind kind,
+				  rlim_t rss_limit_bytes)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		struct rlimit rl = { rss_limit_bytes, RLIM_INFINITY };
+		unsigned char *mem;
+
+		close(fds[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_NAME, name);
+		if (rss_limit_bytes != RLIM_INFINITY && setrlimit(RLIMIT_RSS, &rl))
+			_exit(3);
+		mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mem == MAP_FAILED)
+			_exit(4);
+		for (size_t off = 0; off < bytes; off += PAGE_SZ)
+			mem[off] = 1;
+		if (write(fds[1], "r", 1) != 1)
+			_exit(5);
+		close(fds[1]);
+		for (;;) {
+			if (kind == TOUCH_ONCE) {
+				pause();
+				continue;
+			}
+			for (size_t off = 0; off < bytes; off += PAGE_SZ)
+				mem[off]++;
+		}
+	}
+	close(fds[1]);
+	if (read(fds[0], &c, 1) != 1) {
+		close(fds[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	close(fds[0]);
+	return pid;
+}
+
+static inline void stop_child(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+static inline long long rss_kb(pid_t pid)
+{
+	return status_num(pid, "VmRSS");
+}
+
+#endif
