@@ -19,6 +19,7 @@ SELFTESTS := $(BUILD)/linux/tools/testing/selftests
 WL_LIB      := workloads/wl.c
 WL_HDR      := workloads/wl.h
 WORKLOADS   := $(patsubst workloads/%.c,$(BUILD)/bin/%,$(filter-out $(WL_LIB),$(wildcard workloads/*.c)))
+GUEST_PROGS := $(patsubst harness/guest/%.c,$(BUILD)/bin/%,$(wildcard harness/guest/*.c))
 TRIMD       := $(if $(wildcard tools/rsstrimd/rsstrimd.c),$(BUILD)/bin/rsstrimd)
 HOST_TESTS  := $(patsubst tests/host/%.c,$(BUILD)/host-tests/%,$(wildcard tests/host/*.c))
 GUEST_C     := $(patsubst tests/guest/%.c,$(BUILD)/guest-tests/%,$(wildcard tests/guest/*.c))
@@ -66,11 +67,15 @@ kernel-tree: deps
 kernel-patches:
 	@harness/kernel.sh export
 
-workloads: $(WORKLOADS) $(TRIMD)
+workloads: $(WORKLOADS) $(GUEST_PROGS) $(TRIMD)
 
 $(BUILD)/bin/%: workloads/%.c $(WL_LIB) $(WL_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(WL_LIB)
+
+$(BUILD)/bin/%: harness/guest/%.c $(WL_LIB) $(WL_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Iworkloads -o $@ $< $(WL_LIB)
 
 $(TRIMD): tools/rsstrimd/rsstrimd.c $(wildcard tools/rsstrimd/*.h)
 	@mkdir -p $(@D)
@@ -97,7 +102,7 @@ guest-tests: $(GUEST_C) $(GUEST_SH)
 host-tests: $(HOST_TESTS)
 
 $(INITRAMFS): harness/initramfs.sh harness/guest/init $(wildcard harness/guest/*.sh harness/scenarios/*) \
-		$(WORKLOADS) $(TRIMD) $(GUEST_C) $(GUEST_SH)
+		$(WORKLOADS) $(GUEST_PROGS) $(TRIMD) $(GUEST_C) $(GUEST_SH)
 	@harness/initramfs.sh $@ $(BUILD)/bin $(BUILD)/guest-tests
 
 initramfs: deps

@@ -73,7 +73,7 @@ extract_tree() {
 	timed "recording the pristine tree as git base" sh -c '
 		cd "$1" && git init -q && git config user.name "rsslim developers" &&
 		git config user.email dev@rsslim.invalid && git config gc.auto 0 &&
-		sed -i "/^# Debian packaging: ignore everything/,\$d" .gitignore &&
+		{ [ ! -f .gitignore ] || sed -i "/^# Debian packaging: ignore everything/,\$d" .gitignore; } &&
 		git add -A && git commit -q -m "linux-source-6.12 as shipped by Debian (minus its packaging-only top-level ignore rule)" &&
 		git tag "$2"' sh "$new" "$BASE_TAG"
 	apply_series "$new"
@@ -88,6 +88,7 @@ extract_tree() {
 
 ensure_tree() {
 	local want_series
+	source_id >/dev/null
 	mkdir -p "$BUILD_DIR"
 	if [ ! -d "$KERNEL_SRC/.git" ] || [ "$(cat "$SOURCE_STAMP" 2>/dev/null)" != "$(source_id)" ]; then
 		extract_tree
@@ -148,7 +149,7 @@ ensure_config() {
 }
 
 build() {
-	local flavor=${1:-default} obj want stamp
+	local flavor=${1:-default} obj want stamp start
 	ensure_tree
 	ensure_config "$flavor"
 	obj=$(obj_dir "$flavor")
@@ -160,14 +161,15 @@ build() {
 	fi
 	need_disk_mib "$obj" 1000
 	rm -f "$stamp"
-	if ! timed "building the $flavor kernel (log: $obj/build.log)" \
-		kmake "$obj" -j"$(nproc)" bzImage >"$obj/build.log" 2>&1; then
+	log "building the $flavor kernel (log: $obj/build.log) ..."
+	start=$(date +%s)
+	if ! kmake "$obj" -j"$(nproc)" bzImage >"$obj/build.log" 2>&1; then
 		grep -E 'error|Error|No space' "$obj/build.log" | head -20 >&2 || true
 		df -Pm "$obj" | awk 'NR == 2 && $4 < 200 { print "error: the disk is full (" $4 " MiB free)" }' >&2
 		die "kernel build failed, see $obj/build.log"
 	fi
 	echo "$want" >"$stamp"
-	log "kernel $(cat "$obj/include/config/kernel.release") at $obj/arch/x86/boot/bzImage"
+	log "kernel $(cat "$obj/include/config/kernel.release") built in $(($(date +%s) - start)) s: $obj/arch/x86/boot/bzImage"
 }
 
 export_patches() {

@@ -222,7 +222,6 @@ static void run_idle(struct victim *v)
 	uint64_t deadline = wl_now_ns() + v->o.sleep_ns, t0, t1, majflt0;
 	double resident;
 
-	printf("# touched %llu KiB, sleeping\n", (unsigned long long)(v->o.wss >> 10));
 	while (!stop_requested && !wake_requested && wl_now_ns() < deadline) {
 		uint64_t next = wl_now_ns() + 100000000ull;
 
@@ -268,6 +267,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	touch_all(&v);
+	/* The scenario driver waits for this line before it starts the hog. */
+	printf("# ready\n");
 	if (v.o.mode == MODE_IDLE)
 		run_idle(&v);
 	else

@@ -1,0 +1,156 @@
+#!/bin/bash
+# `make bench`: boot the patched kernel once per scenario, LRU and repeat,
+# collect the results in results/<run-id>/ and print the comparison.
+#
+# Variables (all optional): SCENARIOS DURATION REPEAT RAM SWAP LRU RSS_LIMIT HOG MODE
+set -euo pipefail
+# shellcheck source=harness/lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$RSSLIM_TOP"
+
+default_scenarios="victim-alone hog-unlimited hog-rsslimit hog-rsslimit-off hog-memhigh idle-2004 idle-2004-off"
+hog_scenarios="hog-unlimited hog-rsslimit hog-memhigh"
+DURATION=${DURATION:-20}
+REPEAT=${REPEAT:-1}
+RAM=${RAM:-256M}
+SWAP=${SWAP:-512M}
+LRU=${LRU:-both}
+RSS_LIMIT=${RSS_LIMIT:-64M}
+HOG=${HOG:-}
+MODE=${MODE:-}
+if [ -z "${SCENARIOS:-}" ]; then
+	SCENARIOS=$default_scenarios
+	[ -z "$HOG" ] || SCENARIOS=$hog_scenarios
+fi
+
+# Everything is checked before anything is built or booted.
+read -r -a scenarios <<<"$SCENARIOS"
+[ "${#scenarios[@]}" -gt 0 ] || die "SCENARIOS is empty"
+for s in "${scenarios[@]}"; do
+	[ -f "harness/scenarios/$s" ] ||
+		die "unknown scenario '$s' (known: $(cd harness/scenarios && echo *))"
+done
+in_range() { [[ $1 =~ ^[0-9]{1,6}$ ]] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+in_range "$DURATION" 1 3600 ||
+	die "DURATION must be a whole number of seconds from 1 to 3600 (got '$DURATION')"
+in_range "$REPEAT" 1 20 || die "REPEAT must be a whole number from 1 to 20 (got '$REPEAT')"
+parse_size_mib "$RAM" >/dev/null || die "RAM must be a size such as 256M or 1G (got '$RAM')"
+parse_size_mib "$SWAP" >/dev/null || die "SWAP must be a size such as 512M or 1G (got '$SWAP')"
+[[ $RSS_LIMIT =~ ^0*[1-9][0-9]{0,8}[KMG]$ ]] ||
+	die "RSS_LIMIT must be a size such as 64M or 4000K (got '$RSS_LIMIT')"
+case $LRU in
+both) lrus=(mglru classic) ;;
+mglru | classic) lrus=("$LRU") ;;
+*) die "LRU must be mglru, classic or both (got '$LRU')" ;;
+esac
+case $MODE in
+'' | 1 | 2 | 3) ;;
+*) die "MODE must be 1 (passive), 2 (active) or 3 (hard) (got '$MODE')" ;;
+esac
+[[ $HOG != *"'"* ]] || die "HOG must not contain single quotes"
+
+make --no-print-directory kernel
+make --no-print-directory initramfs
+
+if [ -n "$HOG" ]; then
+	prog=${HOG%% *}
+	if ! cpio -it --quiet <(zcat build/initramfs.cpio.gz) 2>/dev/null |
+		grep -qxE "(usr/)?s?bin/$prog|rsslim/bin/$prog" && ! busybox --list | grep -qx "$prog"; then
+		die "HOG program '$prog' is not in the guest image (try hog or stress-ng)"
+	fi
+fi
+
+mkdir -p results
+run_id=$(date +%Y%m%d-%H%M%S)
+while [ -e "results/$run_id" ] || [ -e "results/$run_id.partial" ]; do run_id="$run_id-x"; done
+run_dir=results/$run_id.partial
+mkdir -p "$run_dir"
+interrupted() {
+	echo "interrupted by signal at $(date -Is)" >"$run_dir/INTERRUPTED"
+	echo "error: bench interrupted; partial results kept in $run_dir (marked INTERRUPTED)" >&2
+	exit 130
+}
+trap interrupted INT TERM
+
+kernel=$(harness/kernel.sh path default)
+release=$(cat build/obj-default/include/config/kernel.release)
+jq -n --arg release "$release" \
+	--arg series "$(hash_files kernel-patch/series kernel-patch/*.patch)" \
+	--arg config "$(hash_files kernel-patch/*.config)" \
+	--arg qemu "$(qemu-system-x86_64 --version | head -1)" \
+	--arg ram "$RAM" --arg swap "$SWAP" --arg duration "$DURATION" --arg repeat "$REPEAT" \
+	--arg lru "$LRU" --arg rss_limit "$RSS_LIMIT" --arg hog "$HOG" --arg mode "$MODE" \
+	--arg scenarios "$SCENARIOS" --arg start "$(date -Is)" --arg host "$(uname -n) $(uname -r)" \
+	--arg cpus "${GUEST_CPUS:-2}" \
+	'{kernel_release: $release, series_hash: $series, config_hash: $config, qemu: $qemu,
+	  guest_ram: $ram, guest_swap: $swap, guest_cpus: $cpus, duration_s: $duration,
+	  repeat: $repeat, lru: $lru, rss_limit: $rss_limit, hog: $hog, mode: $mode,
+	  scenarios: $scenarios, start: $start, host: $host}' >"$run_dir/meta.json"
+
+# Scenarios that limit the hog with RLIMIT_RSS and enforcement on run once
+# per enforcement mode (MODE=1|2|3 picks one): label = scenario-mN.
+runs=()
+for s in "${scenarios[@]}"; do
+	if grep -q '^HOG_LIMIT=rlimit' "harness/scenarios/$s" && ! grep -q '^ENFORCE=0' "harness/scenarios/$s"; then
+		for m in ${MODE:-1 2 3}; do runs+=("$s-m$m:$s:$m"); done
+	else
+		runs+=("$s:$s:")
+	fi
+done
+
+total=$((${#runs[@]} * ${#lrus[@]} * REPEAT))
+per_run=$((DURATION + 30))
+log "bench run $run_id: $total guest runs of about ${per_run} s each (~$((total * per_run / 60)) min)"
+n=0
+bench_start=$(date +%s)
+incomplete=()
+for run in "${runs[@]}"; do
+	IFS=: read -r label s mode <<<"$run"
+	for lru in "${lrus[@]}"; do
+		for r in $(seq 1 "$REPEAT"); do
+			n=$((n + 1))
+			name=$label.$lru
+			[ "$REPEAT" -eq 1 ] || name=$name.r$r
+			dir=$run_dir/$name
+			mkdir -p "$dir"
+			elapsed=$(($(date +%s) - bench_start))
+			log "[$n/$total] $label ($lru, run $r) - elapsed ${elapsed} s, about $(((total - n + 1) * per_run)) s to go"
+			stage=$(mktemp -d)
+			mkdir -p "$stage/rsslim"
+			{
+				printf "SCENARIO='%s'\nLRU='%s'\nDURATION='%s'\nUSER_RSS_LIMIT='%s'\n" \
+					"$s" "$lru" "$DURATION" "$RSS_LIMIT"
+				printf "HOG_CMD='%s'\nMODE='%s'\nRESULT_NAME='%s'\n" "$HOG" "$mode" "$name"
+			} >"$stage/rsslim/job.env"
+			(cd "$stage" && find . | cpio -o -H newc --quiet --owner=0:0) | gzip -1 >"$stage/job.cpio.gz"
+			cat build/initramfs.cpio.gz "$stage/job.cpio.gz" >"$stage/initrd.gz"
+			if harness/qemu.sh --job bench --out "$dir/boot" --ram "$RAM" --swap "$SWAP" \
+				--timeout $((DURATION * 6 + 180)) --kernel "$kernel" --initrd "$stage/initrd.gz" \
+				>"$dir/boot.log" 2>&1; then
+				:
+			fi
+			rm -rf "$stage"
+			if [ -d "$dir/boot/guest/$name" ]; then
+				mv "$dir/boot/guest/$name"/* "$dir/"
+				rmdir "$dir/boot/guest/$name" "$dir/boot/guest" 2>/dev/null || true
+			fi
+			if [ "$(cat "$dir/status" 2>/dev/null)" != complete ]; then
+				reason=$(grep -m1 '^error:' "$dir/boot.log" || echo "guest did not complete the scenario")
+				echo "$reason" >"$dir/INCOMPLETE"
+				incomplete+=("$name")
+				log "  incomplete: $reason"
+			fi
+		done
+	done
+done
+trap - INT TERM
+
+python3 harness/summarize.py "$run_dir" | tee "$run_dir/report.txt"
+final=results/$run_id
+mv "$run_dir" "$final"
+ln -sfn "$run_id" results/latest
+log "results in $final (results/latest) after $(($(date +%s) - bench_start)) s"
+if [ "${#incomplete[@]}" -gt 0 ]; then
+	echo "error: incomplete scenarios: ${incomplete[*]}" >&2
+	exit 1
+fi

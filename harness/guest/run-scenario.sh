@@ -1,0 +1,110 @@
+#!/bin/sh
+# Runs one bench scenario in the guest: reads /rsslim/job.env (written by the
+# host) and /rsslim/scenarios/$SCENARIO, starts the victim, the hog and the
+# sampler, and leaves everything in /results/$RESULT_NAME for the host.
+
+# shellcheck source=/dev/null
+. /rsslim/job.env
+scenario_file=/rsslim/scenarios/$SCENARIO
+[ -f "$scenario_file" ] || { echo "# rsslim: no scenario '$SCENARIO' in the guest"; exit 2; }
+
+# Defaults a scenario file may override.
+VICTIM=server VICTIM_WSS=64M HOG_KIND=default HOG_LIMIT=none HOG_SIZE=300M HOG_PATTERN=seq
+ENFORCE=1 SWAP_TOKEN=1 RSS_LIMIT=
+# shellcheck source=/dev/null
+. "$scenario_file"
+[ -n "$RSS_LIMIT" ] || RSS_LIMIT=$USER_RSS_LIMIT
+[ -z "$MODE" ] || [ "$ENFORCE" = 0 ] || ENFORCE=$MODE
+
+out=/results/$RESULT_NAME
+roles=/run/roles
+mkdir -p "$out" "$roles"
+cp "$scenario_file" "$out/scenario"
+cp /rsslim/job.env "$out/job.env"
+echo "incomplete" >"$out/status"
+
+size_bytes() {
+	case $1 in
+	*K | *k) echo $((${1%?} * 1024)) ;;
+	*M | *m) echo $((${1%?} * 1024 * 1024)) ;;
+	*G | *g) echo $((${1%?} * 1024 * 1024 * 1024)) ;;
+	*) echo "$1" ;;
+	esac
+}
+
+case $LRU in
+mglru) echo y >/sys/kernel/mm/lru_gen/enabled ;;
+classic) echo n >/sys/kernel/mm/lru_gen/enabled ;;
+esac
+[ -w /proc/sys/vm/rss_limit_enforce ] && echo "$ENFORCE" >/proc/sys/vm/rss_limit_enforce
+[ -w /proc/sys/vm/swap_token ] && echo "$SWAP_TOKEN" >/proc/sys/vm/swap_token
+{
+	echo "scenario=$SCENARIO lru=$LRU enforce=$ENFORCE rss_limit=$RSS_LIMIT duration=$DURATION"
+	echo "kernel=$(uname -r)"
+	sed 's/^/rss_limit_enforce=/' /proc/sys/vm/rss_limit_enforce 2>/dev/null
+	sed 's/^/lru_gen_enabled=/' /sys/kernel/mm/lru_gen/enabled
+} >"$out/guest-settings.txt"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+cat /proc/vmstat >"$out/vmstat.before"
+
+sampler --roles "$roles" --out "$out/samples.tsv" --interval "${SAMPLE_INTERVAL:-100ms}" &
+sampler_pid=$!
+
+# Victim first; the hog starts once the victim's memory is all touched.
+victim_pid=
+case $VICTIM in
+server)
+	victim --wss "$VICTIM_WSS" --mode server --period 10ms --touch 16 --duration "$DURATION" \
+		--log "$out/victim_rounds.tsv" >"$out/victim.tsv" 2>&1 &
+	victim_pid=$!
+	;;
+idle)
+	victim --wss "$VICTIM_WSS" --mode idle --sleep $((DURATION * 3)) >"$out/victim.tsv" 2>&1 &
+	victim_pid=$!
+	;;
+esac
+if [ -n "$victim_pid" ]; then
+	echo "$victim_pid" >"$roles/victim"
+	waited=0
+	until grep -q '^# ready' "$out/victim.tsv" 2>/dev/null; do
+		sleep 0.1
+		waited=$((waited + 1))
+		[ "$waited" -lt 600 ] || { echo "# rsslim: victim never became ready"; exit 3; }
+	done
+fi
+
+hog_pid=
+if [ "$HOG_KIND" != none ]; then
+	if [ -n "$HOG_CMD" ]; then
+		set -- timeout "$DURATION" sh -c "$HOG_CMD"
+	else
+		set -- hog --size "$HOG_SIZE" --pattern "$HOG_PATTERN" --duration "$DURATION"
+	fi
+	limit_bytes=$(size_bytes "$RSS_LIMIT")
+	case $HOG_LIMIT in
+	none) "$@" >"$out/hog.tsv" 2>&1 & ;;
+	rlimit) prlimit --rss="$limit_bytes" "$@" >"$out/hog.tsv" 2>&1 & ;;
+	memhigh)
+		mkdir -p /sys/fs/cgroup/hog
+		echo "$limit_bytes" >/sys/fs/cgroup/hog/memory.high
+		sh -c 'echo $$ >/sys/fs/cgroup/hog/cgroup.procs && exec "$@"' sh "$@" >"$out/hog.tsv" 2>&1 &
+		;;
+	*) echo "# rsslim: unknown HOG_LIMIT '$HOG_LIMIT'"; exit 2 ;;
+	esac
+	hog_pid=$!
+	echo "$hog_pid" >"$roles/hog"
+	wait "$hog_pid"
+	echo "hog_exit $?" >>"$out/guest-settings.txt"
+fi
+
+case $VICTIM in
+idle) kill -USR1 "$victim_pid" ;;
+esac
+[ -n "$victim_pid" ] && wait "$victim_pid"
+kill "$sampler_pid"
+wait "$sampler_pid"
+cat /proc/vmstat >"$out/vmstat.after"
+dmesg >"$out/dmesg.txt"
+echo "complete" >"$out/status"
+echo "# rsslim: scenario $SCENARIO ($LRU) complete"

@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""Summarise a bench run: results/<run-id>/<scenario>.<lru>[.rN]/ -> summary.tsv,
+summary.json, and a printed comparison table with the headline ratios."""
+
+import json
+import os
+import statistics
+import sys
+
+
+def read_tsv(path):
+    """Rows of a TSV file with a header, as dicts; '#' lines are skipped."""
+    rows, header = [], None
+    try:
+        with open(path) as f:
+            for line in f:
+                line = line.rstrip("\n")
+                if not line or line.startswith("#"):
+                    continue
+                cols = line.split("\t")
+                if header is None:
+                    header = cols
+                elif len(cols) == len(header):
+                    rows.append(dict(zip(header, cols)))
+    except OSError:
+        pass
+    return rows
+
+
+def num(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def read_kv_line(path, prefix):
+    """key=value pairs of the first line starting with prefix."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(prefix):
+                    return dict(w.split("=", 1) for w in line[len(prefix):].split() if "=" in w)
+    except OSError:
+        pass
+    return {}
+
+
+def read_vmstat(path):
+    out = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                k, _, v = line.partition(" ")
+                out[k] = int(v)
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def read_scenario(path):
+    vals = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line and not line.startswith("#") and "=" in line:
+                    k, v = line.split("=", 1)
+                    vals[k] = v.strip('"')
+    except OSError:
+        pass
+    return vals
+
+
+def summarise_dir(path):
+    r = {"complete": os.path.exists(os.path.join(path, "status"))
+         and open(os.path.join(path, "status")).read().strip() == "complete"}
+    sc = read_scenario(os.path.join(path, "scenario"))
+    r["description"] = sc.get("DESCRIPTION", "")
+    victim_kind = sc.get("VICTIM", "server")
+    victim = read_tsv(os.path.join(path, "victim.tsv"))
+    if victim:
+        v = victim[-1]
+        if victim_kind == "idle":
+            r["victim_resident_pct"] = num(v.get("resident_pct"))
+            r["victim_retouch_ms"] = num(v.get("retouch_ms"))
+            r["victim_majflt"] = num(v.get("retouch_majflt"))
+        else:
+            for k in ("p50_us", "p99_us", "p999_us", "max_us", "missed", "rounds"):
+                r["victim_" + k] = num(v.get(k))
+            r["victim_majflt"] = num(v.get("majflt"))
+    hog = read_kv_line(os.path.join(path, "hog.tsv"), "# summary ")
+    if hog:
+        r["hog_mib_s"] = num(hog.get("mib_s"))
+        r["hog_majflt"] = num(hog.get("majflt"))
+    samples = read_tsv(os.path.join(path, "samples.tsv"))
+    by_role = {}
+    for s in samples:
+        by_role.setdefault(s["role"], []).append(s)
+    hog_rows = by_role.get("hog", [])
+    vic_rows = by_role.get("victim", [])
+    if vic_rows and victim_kind != "idle":
+        t0 = num(hog_rows[0]["t_ms"]) if hog_rows else num(vic_rows[0]["t_ms"])
+        base = [num(s["rss_kb"]) for s in vic_rows if num(s["t_ms"]) <= t0]
+        during = [num(s["rss_kb"]) for s in vic_rows if num(s["t_ms"]) >= t0]
+        base_kb = base[-1] if base else num(vic_rows[0]["rss_kb"])
+        if base_kb and during:
+            r["victim_rss_kept_pct"] = 100.0 * statistics.mean(during) / base_kb
+    if hog_rows:
+        r["hog_rss_mean_mib"] = statistics.mean(num(s["rss_kb"]) for s in hog_rows) / 1024
+        if "hog_majflt" not in r:
+            r["hog_majflt"] = max(num(s["majflt"]) for s in hog_rows)
+    if samples and any(num(s.get("token_pid")) is not None and num(s["token_pid"]) >= 0
+                       for s in samples):
+        for role, rows in by_role.items():
+            held = sum(1 for s in rows if s["token_pid"] == s["pid"])
+            r["token_share_" + role] = 100.0 * held / len(rows)
+    before = read_vmstat(os.path.join(path, "vmstat.before"))
+    after = read_vmstat(os.path.join(path, "vmstat.after"))
+    for k in ("pswpin", "pswpout", "rss_limit_ignored_ref"):
+        if k in before and k in after:
+            r[k] = after[k] - before[k]
+    return r
+
+
+COLUMNS = [
+    ("victim_p50_us", "p50 us"), ("victim_p99_us", "p99 us"), ("victim_p999_us", "p99.9 us"),
+    ("victim_max_us", "max us"), ("victim_p99_increase_pct", "p99 +%"),
+    ("victim_majflt", "v.majflt"), ("victim_rss_kept_pct", "v.kept %"),
+    ("victim_resident_pct", "v.resident %"), ("victim_retouch_ms", "retouch ms"),
+    ("hog_mib_s", "hog MiB/s"), ("hog_throughput_pct", "hog %"), ("hog_majflt", "h.majflt"),
+    ("pswpin", "swapins"), ("pswpout", "swapouts"),
+]
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if abs(v) >= 100 or v == int(v):
+        return "%.0f" % v
+    return "%.1f" % v
+
+
+def main():
+    run_dir = sys.argv[1]
+    groups = {}
+    incomplete = []
+    for name in sorted(os.listdir(run_dir)):
+        path = os.path.join(run_dir, name)
+        if not os.path.isdir(path) or "." not in name:
+            continue
+        parts = name.split(".")
+        scenario, lru = parts[0], parts[1]
+        r = summarise_dir(path)
+        if not r["complete"] or os.path.exists(os.path.join(path, "INCOMPLETE")):
+            incomplete.append(name)
+            continue
+        groups.setdefault((scenario, lru), []).append(r)
+
+    rows = []
+    for (scenario, lru), runs in groups.items():
+        row = {"scenario": scenario, "lru": lru, "runs": len(runs),
+               "description": runs[0].get("description", "")}
+        keys = sorted({k for r in runs for k in r if k not in ("complete", "description")})
+        for k in keys:
+            vals = [r[k] for r in runs if r.get(k) is not None]
+            if vals:
+                row[k] = statistics.mean(vals)
+                if len(vals) > 1:
+                    row[k + "_min"], row[k + "_max"] = min(vals), max(vals)
+        rows.append(row)
+    index = {(r["scenario"], r["lru"]): r for r in rows}
+    for r in rows:
+        alone = index.get(("victim-alone", r["lru"]))
+        if alone and alone.get("victim_p99_us") and r.get("victim_p99_us") is not None:
+            r["victim_p99_increase_pct"] = 100.0 * (r["victim_p99_us"] / alone["victim_p99_us"] - 1)
+        unl = index.get(("hog-unlimited", r["lru"]))
+        if unl and unl.get("hog_mib_s") and r.get("hog_mib_s") is not None:
+            r["hog_throughput_pct"] = 100.0 * r["hog_mib_s"] / unl["hog_mib_s"]
+
+    order = ["victim-alone", "hog-unlimited", "hog-rsslimit", "hog-rsslimit-m1", "hog-rsslimit-m2",
+             "hog-rsslimit-m3", "hog-rsslimit-off", "hog-memhigh", "hog-trimd", "idle-2004",
+             "idle-2004-m1", "idle-2004-m2", "idle-2004-m3", "idle-2004-off", "idle-2004-trimd",
+             "thrash-token"]
+    rows.sort(key=lambda r: (r["lru"] != "mglru",
+                             order.index(r["scenario"]) if r["scenario"] in order else 99,
+                             r["scenario"]))
+    with open(os.path.join(run_dir, "summary.tsv"), "w") as f:
+        keys = ["scenario", "lru", "runs"] + [k for k, _ in COLUMNS]
+        f.write("\t".join(keys) + "\n")
+        for r in rows:
+            f.write("\t".join(str(r.get(k, "")) if not isinstance(r.get(k), float)
+                              else "%.3f" % r[k] for k in keys) + "\n")
+    with open(os.path.join(run_dir, "summary.json"), "w") as f:
+        json.dump({"scenarios": rows, "incomplete": incomplete}, f, indent=1, sort_keys=True)
+
+    shown = [(k, h) for k, h in COLUMNS if any(r.get(k) is not None for r in rows)]
+    table = [["scenario", "lru"] + [h for _, h in shown]]
+    for r in rows:
+        table.append([r["scenario"], r["lru"]] + [fmt(r.get(k)) for k, _ in shown])
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for row in table:
+        print("  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+    print()
+    mode_names = {"m1": "passive", "m2": "active", "m3": "hard"}
+    for lru in ("mglru", "classic"):
+        unl, off, high = (index.get((s, lru)) for s in ("hog-unlimited", "hog-rsslimit-off", "hog-memhigh"))
+        if unl and unl.get("victim_majflt") is not None:
+            print("%s: beside an unlimited hog the victim took %s major faults, p99 %s us." % (
+                lru, fmt(unl["victim_majflt"]), fmt(unl.get("victim_p99_us"))))
+            for label in sorted(k[0] for k in index if k[1] == lru and k[0].startswith("hog-rsslimit")):
+                r = index[(label, lru)]
+                mode = mode_names.get(label.rsplit("-", 1)[-1], label)
+                if label == "hog-rsslimit-off":
+                    mode = "knobs off (unpatched)"
+                cut = "" if not unl["victim_majflt"] else " (%+.0f%%)" % (
+                    100.0 * ((r.get("victim_majflt") or 0) / unl["victim_majflt"] - 1))
+                print("  prlimit --rss, %s: %s major faults%s, p99 %s us, hog at %s%% of unlimited." % (
+                    mode, fmt(r.get("victim_majflt")), cut, fmt(r.get("victim_p99_us")),
+                    fmt(r.get("hog_throughput_pct"))))
+            if high:
+                print("  memory.high instead: %s major faults, p99 %s us, hog at %s%% of unlimited." % (
+                    fmt(high.get("victim_majflt")), fmt(high.get("victim_p99_us")),
+                    fmt(high.get("hog_throughput_pct"))))
+        idle = sorted(k[0] for k in index if k[1] == lru and k[0].startswith("idle-2004"))
+        if idle:
+            print("%s: 2004 test (sleeping 100 MiB beside a sorting hog under ulimit -m 4000):" % lru)
+            for label in idle:
+                r = index[(label, lru)]
+                mode = mode_names.get(label.rsplit("-", 1)[-1], label)
+                if label.endswith("-off"):
+                    mode = "knobs off (unpatched)"
+                print("  %s: the sleeper kept %s%% of its memory; re-touching took %s ms, %s major faults." % (
+                    mode, fmt(r.get("victim_resident_pct")), fmt(r.get("victim_retouch_ms")),
+                    fmt(r.get("victim_majflt"))))
+    if incomplete:
+        print("INCOMPLETE (not in the table): " + " ".join(incomplete))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Active (vm.rss_limit_enforce=2) and hard (3) RLIMIT_RSS enforcement:
+ * Andrew Morton's 2004 test scaled to the guest, no trimming without
+ * pressure in mode 2, trimming without pressure in mode 3, prlimit on a
+ * running process, and the trim tracepoint. Run with MGLRU on and off.
+ */
+#include "guest_util.h"
+
+#include "kselftest_harness.h"
+
+#define TRACING "/sys/kernel/tracing"
+
+FIXTURE(active) {
+	long saved_enforce;
+};
+
+FIXTURE_VARIANT(active) {
+	bool mglru;
+};
+
+FIXTURE_VARIANT_ADD(active, mglru) {
+	.mglru = true,
+};
+
+FIXTURE_VARIANT_ADD(active, classic) {
+	.mglru = false,
+};
+
+FIXTURE_SETUP(active)
+{
+	self->saved_enforce = sysctl_read("rss_limit_enforce");
+	ASSERT_LE(0, self->saved_enforce);
+	ASSERT_EQ(0, set_mglru(variant->mglru));
+	drop_caches();
+}
+
+FIXTURE_TEARDOWN(active)
+{
+	sysctl_write("rss_limit_enforce", self->saved_enforce);
+	set_mglru(true);
+}
+
+/* Run /rsslim/bin/hog with args under an RSS limit; returns its pid. */
+static pid_t spawn_hog(rlim_t limit, char *const argv[])
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct rlimit rl = { limit, RLIM_INFINITY };
+		int devnull = open("/dev/null", O_WRONLY);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (devnull >= 0)
+			dup2(devnull, 1);
+		if (limit != RLIM_INFINITY && setrlimit(RLIMIT_RSS, &rl))
+			_exit(3);
+		execv("/rsslim/bin/hog", argv);
+		_exit(4);
+	}
+	return pid;
+}
+
+/*
+ * The 2004 test: a 100 MiB process touches its memory and sleeps; a
+ * sorting hog larger than the rest of RAM runs for 20 s under
+ * ulimit -m 4000. In mode 2 the sleeper keeps at least 90%.
+ */
+TEST_F_TIMEOUT(active, sleeper_keeps_its_memory_in_mode_2, 240)
+{
+	char *const argv[] = { "hog", "--size", "200M", "--pattern", "sort",
+			       "--duration", "20", NULL };
+	long long before, after;
+	pid_t sleeper, hog;
+	int status;
+
+	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 2));
+	sleeper = spawn_toucher("sleeper", 100 * MIB, TOUCH_ONCE, RLIM_INFINITY);
+	ASSERT_GT(sleeper, 0);
+	before = rss_kb(sleeper);
+	hog = spawn_hog(4000 * 1024, argv);
+	ASSERT_GT(hog, 0);
+	waitpid(hog, &status, 0);
+	after = rss_kb(sleeper);
+	stop_child(sleeper);
+	TH_LOG("sleeper rss %lld kB -> %lld kB (%.0f%%), hog exit %d", before, after,
+	       100.0 * (double)after / (double)before, WEXITSTATUS(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_GE(after * 10, before * 9);
+}
+
+/* Mode 2 is still a soft limit: without pressure, nothing is trimmed. */
+TEST_F_TIMEOUT(active, no_trim_without_pressure_in_mode_2, 60)
+{
+	long long before, after, trims0;
+	pid_t pid;
+
+	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 2));
+	pid = spawn_toucher("limited", 48 * MIB, TOUCH_LOOP, 8 * MIB);
+	ASSERT_GT(pid, 0);
+	trims0 = vmstat("rss_limit_trim");
+	before = rss_kb(pid);
+	sleep_s(3);
+	after = rss_kb(pid);
+	stop_child(pid);
+	TH_LOG("rss %lld kB -> %lld kB", before, after);
+	EXPECT_GE(after * 100, before * 98);
+	EXPECT_EQ(0, vmstat("rss_limit_trim") - trims0);
+}
+
+/*
+ * Mode 3 trims without pressure: the median RSS sampled over 3 s stays
+ * within 25% + 1 MiB of the limit (the trim goes a little below the limit,
+ * then the process grows again by what it faults in before the next trim),
+ * and the process still finishes its work.
+ */
+TEST_F_TIMEOUT(active, hard_mode_trims_and_work_completes, 120)
+{
+	char *const argv[] = { "hog", "--size", "48M", "--passes", "20", NULL };
+	long long samples[30], limit_kb = 8 * 1024;
+	int n = 0, status;
+	pid_t hog;
+
+	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 3));
+	hog = spawn_hog(8 * MIB, argv);
+	ASSERT_GT(hog, 0);
+	sleep_s(1);
+	for (; n < 30; n++) {
+		long long r = rss_kb(hog);
+
+		if (r < 0)
+			break;
+		samples[n] = r;
+		sleep_s(0.1);
+	}
+	waitpid(hog, &status, 0);
+	ASSERT_GE(n, 5);
+	for (int i = 0; i < n; i++)	/* insertion sort for the median */
+		for (int j = i; j > 0 && samples[j - 1] > samples[j]; j--) {
+			long long t = samples[j];
+
+			samples[j] = samples[j - 1];
+			samples[j - 1] = t;
+		}
+	TH_LOG("%d samples: median rss %lld kB, max %lld kB, limit %lld kB", n, samples[n / 2],
+	       samples[n - 1], limit_kb);
+	EXPECT_LE(samples[n / 2], limit_kb * 5 / 4 + 1024);
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* prlimit --pid on a running process: trimmed within a second. */
+TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_3, 60)
+{
+	struct rlimit rl = { 8 * MIB, RLIM_INFINITY };
+	long long before, after;
+	pid_t pid;
+
+	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 3));
+	pid = spawn_toucher("running", 48 * MIB, TOUCH_LOOP, RLIM_INFINITY);
+	ASSERT_GT(pid, 0);
+	before = rss_kb(pid);
+	ASSERT_EQ(0, prlimit(pid, RLIMIT_RSS, &rl, NULL));
+	sleep_s(1);
+	after = rss_kb(pid);
+	stop_child(pid);
+	TH_LOG("rss %lld kB -> %lld kB one second after prlimit", before, after);
+	EXPECT_GT(before, 40 * 1024);
+	EXPECT_LE(after, 8 * 1024 * 5 / 4 + 1024);
+}
+
+/* Same in mode 2, where it needs memory pressure to act. */
+TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_2, 120)
+{
+	struct rlimit rl = { 8 * MIB, RLIM_INFINITY };
+	long long before, after;
+	pid_t pid, pressure;
+
+	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 2));
+	pid = spawn_toucher("running", 48 * MIB, TOUCH_LOOP, RLIM_INFINITY);
+	ASSERT_GT(pid, 0);
+	pressure = spawn_toucher("pressure", 200 * MIB, TOUCH_LOOP, RLIM_INFINITY);
+	ASSERT_GT(pressure, 0);
+	before = rss_kb(pid);
+	ASSERT_EQ(0, prlimit(pid, RLIMIT_RSS, &rl, NULL));
+	sleep_s(1);
+	after = rss_kb(pid);
+	stop_child(pressure);
+	stop_child(pid);
+	TH_LOG("rss %lld kB -> %lld kB one second after prlimit", before, after);
+	EXPECT_LE(after, 8 * 1024 * 5 / 4 + 1024);
+}
+
+/* Each trim is traced with the process's name. */
+TEST_F_TIMEOUT(active, trim_tracepoint, 60)
+{
+	char buf[65536];
+	long long trims0, pages0;
+	pid_t pid;
+
+	ASSERT_EQ(0, write_file(TRACING "/trace", ""));
+	ASSERT_EQ(0, write_file(TRACING "/events/rss_limit/rss_limit_trim/enable", "1"));
+	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 3));
+	trims0 = vmstat("rss_limit_trim");
+	pages0 = vmstat("rss_limit_trimmed");
+	pid = spawn_toucher("traced", 32 * MIB, TOUCH_LOOP, 4 * MIB);
+	ASSERT_GT(pid, 0);
+	sleep_s(1);
+	stop_child(pid);
+	write_file(TRACING "/events/rss_limit/rss_limit_trim/enable", "0");
+	ASSERT_EQ(0, read_file(TRACING "/trace", buf, sizeof(buf)));
+	EXPECT_NE(NULL, strstr(buf, "rss_limit_trim: pid="));
+	EXPECT_NE(NULL, strstr(buf, "comm=traced asked="));
+	EXPECT_GT(vmstat("rss_limit_trim") - trims0, 0);
+	EXPECT_GE(vmstat("rss_limit_trimmed") - pages0, (28 * MIB) / PAGE_SZ);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,108 @@
+#!/bin/bash
+# Host tests of the harness's handling of bad input: each case fails with
+# one clear "error:" line and a non-zero exit, before anything is built or
+# booted, and destroys nothing.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+echo "TAP version 13"
+echo "1..6"
+result() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=$((failed + 1)); fi
+}
+
+# fails_with PATTERN CMD...: non-zero exit and one "error:" line on stderr matching
+# PATTERN (progress lines may come before it).
+fails_with() {
+	local pattern=$1 rc=0
+	shift
+	"$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	if [ "$rc" -eq 0 ] || [ "$(grep -c '^error:' "$tmp/err")" -ne 1 ] || ! grep -q "$pattern" "$tmp/err"; then
+		echo "# '$*' gave exit $rc, stderr: $(head -c 300 "$tmp/err")"
+		return 1
+	fi
+}
+
+list_results() { find "$top/results" -mindepth 1 -maxdepth 1 2>/dev/null | sort | tr '\n' ' '; }
+results_before=$(list_results)
+rc=0
+for bad in "RAM=abc:RAM must be" "SWAP=-1:SWAP must be" "DURATION=0:DURATION must be" \
+	"SCENARIOS=no-such-scenario:unknown scenario" "LRU=fifo:LRU must be" \
+	"RSS_LIMIT=12Q:RSS_LIMIT must be" "REPEAT=0:REPEAT must be" "MODE=7:MODE must be"; do
+	fails_with "^error: ${bad#*:}" env "${bad%%:*}" "$top/harness/bench.sh" || rc=1
+done
+[ "$results_before" = "$(list_results)" ] || rc=1
+result $rc "bench refuses bad variables before building anything, results/ untouched"
+
+rc=0
+fails_with "^error: RAM must be" "$top/harness/qemu.sh" --job test --out "$tmp/q" --ram 12X || rc=1
+fails_with "^error: SWAP must be" "$top/harness/qemu.sh" --job test --out "$tmp/q" --swap -1 || rc=1
+result $rc "qemu runner refuses bad RAM and SWAP sizes"
+
+# A fake kernel tarball and patch series, so the tree logic runs in seconds.
+fake=$tmp/fake
+mkdir -p "$fake/src/linux-source-6.12" "$fake/top/kernel-patch" "$fake/top/harness"
+cp "$top"/harness/lib.sh "$top"/harness/kernel.sh "$fake/top/harness/"
+printf 'line one\nline two\n' >"$fake/src/linux-source-6.12/Makefile"
+tar -cJf "$fake/linux.tar.xz" -C "$fake/src" linux-source-6.12
+run_kernel() {
+	RSSLIM_TOP=$fake/top BUILD_DIR=$fake/build KERNEL_TARBALL=$fake/linux.tar.xz \
+		"$fake/top/harness/kernel.sh" "$@"
+}
+
+rc=0
+fails_with "^error: missing .*no-such.tar.xz" env RSSLIM_TOP="$fake/top" BUILD_DIR="$fake/build" \
+	KERNEL_TARBALL=/no-such.tar.xz "$fake/top/harness/kernel.sh" tree || rc=1
+[ ! -e "$fake/build/linux" ] || rc=1
+result $rc "a missing kernel tarball is named, with the package to install"
+
+cat >"$fake/top/kernel-patch/0001-good.patch" <<'PATCH'
+From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: rsslim developers <dev@rsslim.invalid>
+Date: Thu, 3 Dec 2026 00:00:00 +0000
+Subject: [PATCH] make: change line two
+
+Signed-off-by: rsslim developers <dev@rsslim.invalid>
+---
+ Makefile | 2 +-
+ 1 file changed, 1 insertion(+), 1 deletion(-)
+
+diff --git a/Makefile b/Makefile
+--- a/Makefile
++++ b/Makefile
+@@ -1,2 +1,2 @@
+ line one
+-line two
++line 2
+-- 
+2.39.5
+PATCH
+echo 0001-good.patch >"$fake/top/kernel-patch/series"
+rc=0
+run_kernel tree >/dev/null 2>&1 || rc=1
+[ "$(sed -n 2p "$fake/build/linux/Makefile" 2>/dev/null)" = "line 2" ] || rc=1
+result $rc "the series is applied with git am onto the extracted tree"
+
+sed 's/^ line one/ line ONE/; s/make: change line two/make: conflicting change/' \
+	"$fake/top/kernel-patch/0001-good.patch" >"$fake/top/kernel-patch/0002-bad.patch"
+printf '0001-good.patch\n0002-bad.patch\n' >"$fake/top/kernel-patch/series"
+head_before=$(git -C "$fake/build/linux" rev-parse HEAD)
+rc=0
+fails_with "^error: kernel-patch/series does not apply" run_kernel tree || rc=1
+[ "$(git -C "$fake/build/linux" rev-parse HEAD)" = "$head_before" ] || rc=1
+[ -z "$(git -C "$fake/build/linux" status --porcelain --untracked-files=no)" ] || rc=1
+result $rc "a series that does not apply is reported and the tree is left as it was"
+
+echo 0001-good.patch >"$fake/top/kernel-patch/series"
+echo "local work" >>"$fake/build/linux/Makefile"
+git -C "$fake/build/linux" commit -qam "unexported work"
+echo "# changed" >>"$fake/top/kernel-patch/series"
+rc=0
+fails_with "^error: build/linux has commits that are not in kernel-patch/" run_kernel tree || rc=1
+git -C "$fake/build/linux" log -1 --format=%s | grep -q "unexported work" || rc=1
+result $rc "unexported commits in the tree are never thrown away"
+[ "$failed" -eq 0 ]
