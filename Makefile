@@ -20,7 +20,8 @@ WL_LIB      := workloads/wl.c
 WL_HDR      := workloads/wl.h
 WORKLOADS   := $(patsubst workloads/%.c,$(BUILD)/bin/%,$(filter-out $(WL_LIB),$(wildcard workloads/*.c)))
 GUEST_PROGS := $(patsubst harness/guest/%.c,$(BUILD)/bin/%,$(wildcard harness/guest/*.c))
-TRIMD       := $(if $(wildcard tools/rsstrimd/rsstrimd.c),$(BUILD)/bin/rsstrimd)
+TRIMD       := $(BUILD)/bin/rsstrimd
+TRIMD_SRC   := tools/rsstrimd/rsstrimd.c tools/rsstrimd/proc.c tools/rsstrimd/proc.h
 HOST_TESTS  := $(patsubst tests/host/%.c,$(BUILD)/host-tests/%,$(wildcard tests/host/*.c))
 GUEST_C     := $(patsubst tests/guest/%.c,$(BUILD)/guest-tests/%,$(wildcard tests/guest/*.c))
 GUEST_SH    := $(patsubst tests/guest/%.sh,$(BUILD)/guest-tests/%,$(wildcard tests/guest/*.sh))
@@ -77,9 +78,13 @@ $(BUILD)/bin/%: harness/guest/%.c $(WL_LIB) $(WL_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -Iworkloads -o $@ $< $(WL_LIB)
 
-$(TRIMD): tools/rsstrimd/rsstrimd.c $(wildcard tools/rsstrimd/*.h)
+$(TRIMD): $(TRIMD_SRC)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^)
+
+$(BUILD)/host-tests/test_rsstrimd_proc: tests/host/test_rsstrimd_proc.c tools/rsstrimd/proc.c tools/rsstrimd/proc.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itools/rsstrimd -o $@ $< tools/rsstrimd/proc.c
 
 $(BUILD)/host-tests/%: tests/host/%.c $(WL_LIB) $(WL_HDR)
 	@mkdir -p $(@D)

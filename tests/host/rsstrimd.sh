@@ -1,0 +1,53 @@
+#!/bin/bash
+# Host tests of rsstrimd's command line: bad arguments and missing
+# privileges get one line and exit 2; a dry run scans and trims nothing.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bin=build/bin/rsstrimd
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+echo "TAP version 13"
+echo "1..3"
+result() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=$((failed + 1)); fi
+}
+exit2_one_line() {
+	local rc=0
+	"$@" >/dev/null 2>"$tmp/err" || rc=$?
+	if [ "$rc" -ne 2 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ]; then
+		echo "# '$*': exit $rc"
+		return 1
+	fi
+}
+
+rc=0
+for args in "--mode soft" "--interval 1ms" "--batch 0" "--psi -3" "--min-available lots" \
+	"--bogus" "extra"; do
+	# shellcheck disable=SC2086 # each case is a word list
+	exit2_one_line "$bin" $args || rc=1
+done
+result $rc "bad arguments: one line and exit 2"
+
+rc=0
+if [ "$(id -u)" -eq 0 ]; then
+	exit2_one_line setpriv --reuid=65534 --regid=65534 --clear-groups "$bin" --once || rc=1
+	grep -q "needs root, or CAP_SYS_NICE" "$tmp/err" || rc=1
+	result $rc "without root or CAP_SYS_NICE: one clear line and exit 2"
+else
+	echo "ok 2 without root or CAP_SYS_NICE # SKIP the test needs root to drop privileges"
+	n=2
+fi
+
+# A process with a tiny limit is found; --dry-run logs it but trims nothing.
+prlimit --rss=4096:unlimited sleep 30 &
+victim=$!
+sleep 0.2
+"$bin" --once --dry-run --mode hard >"$tmp/log"
+kill "$victim"
+awk -F'\t' -v pid="$victim" '$2 == pid { found = 1 } END { exit !found }' "$tmp/log" &&
+	grep -q '^# summary trims=' "$tmp/log"
+result $? "--once --dry-run finds an over-limit process and reports a summary"
+[ "$failed" -eq 0 ]
