@@ -10,7 +10,7 @@ scenario_file=/rsslim/scenarios/$SCENARIO
 
 # Defaults a scenario file may override.
 VICTIM=server VICTIM_WSS=64M HOG_KIND=default HOG_LIMIT=none HOG_SIZE=300M HOG_PATTERN=seq
-ENFORCE=1 SWAP_TOKEN=1 RSS_LIMIT=
+ENFORCE=1 SWAP_TOKEN=1 RSS_LIMIT='' TRIMD=''
 # shellcheck source=/dev/null
 . "$scenario_file"
 [ -n "$RSS_LIMIT" ] || RSS_LIMIT=$USER_RSS_LIMIT
@@ -74,6 +74,13 @@ if [ -n "$victim_pid" ]; then
 	done
 fi
 
+trimd_pid=
+if [ -n "$TRIMD" ]; then
+	rsstrimd --mode "$TRIMD" >"$out/trimd.tsv" 2>&1 &
+	trimd_pid=$!
+	echo "$trimd_pid" >"$roles/trimd"
+fi
+
 hog_pid=
 if [ "$HOG_KIND" != none ]; then
 	if [ -n "$HOG_CMD" ]; then
@@ -102,6 +109,10 @@ case $VICTIM in
 idle) kill -USR1 "$victim_pid" ;;
 esac
 [ -n "$victim_pid" ] && wait "$victim_pid"
+if [ -n "$trimd_pid" ]; then
+	kill "$trimd_pid"
+	wait "$trimd_pid"
+fi
 kill "$sampler_pid"
 wait "$sampler_pid"
 cat /proc/vmstat >"$out/vmstat.after"

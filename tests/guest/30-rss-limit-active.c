@@ -41,26 +41,6 @@ FIXTURE_TEARDOWN(active)
 	set_mglru(true);
 }
 
-/* Run /rsslim/bin/hog with args under an RSS limit; returns its pid. */
-static pid_t spawn_hog(rlim_t limit, char *const argv[])
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		struct rlimit rl = { limit, RLIM_INFINITY };
-		int devnull = open("/dev/null", O_WRONLY);
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (devnull >= 0)
-			dup2(devnull, 1);
-		if (limit != RLIM_INFINITY && setrlimit(RLIMIT_RSS, &rl))
-			_exit(3);
-		execv("/rsslim/bin/hog", argv);
-		_exit(4);
-	}
-	return pid;
-}
-
 /*
  * The 2004 test: a 100 MiB process touches its memory and sleeps; a
  * sorting hog larger than the rest of RAM runs for 20 s under

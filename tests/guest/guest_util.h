@@ -217,6 +217,26 @@ static inline pid_t spawn_toucher(const char *name, size_t bytes, enum toucher_k
 	return pid;
 }
 
+/* Run /rsslim/bin/hog with args (stdout discarded) under an RSS limit. */
+static inline pid_t spawn_hog(rlim_t limit, char *const argv[])
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct rlimit rl = { limit, RLIM_INFINITY };
+		int devnull = open("/dev/null", O_WRONLY);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (devnull >= 0)
+			dup2(devnull, 1);
+		if (limit != RLIM_INFINITY && setrlimit(RLIMIT_RSS, &rl))
+			_exit(3);
+		execv("/rsslim/bin/hog", argv);
+		_exit(4);
+	}
+	return pid;
+}
+
 static inline void stop_child(pid_t pid)
 {
 	if (pid > 0) {

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rsstrimd, the user-space RLIMIT_RSS enforcer, with the kernel's own
+ * enforcement off (vm.rss_limit_enforce=0): the 2004 sleeper test, processes
+ * within their limit or without one left alone, and --mode hard.
+ */
+#include "guest_util.h"
+
+#include "kselftest_harness.h"
+
+static pid_t spawn_trimd(const char *mode)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (devnull >= 0)
+			dup2(devnull, 1);
+		execl("/rsslim/bin/rsstrimd", "rsstrimd", "--mode", mode, "--rescan", "200ms",
+		      (char *)NULL);
+		_exit(4);
+	}
+	sleep_s(0.5);
+	return pid;
+}
+
+FIXTURE(trimd) {
+	long saved_enforce;
+};
+
+FIXTURE_SETUP(trimd)
+{
+	self->saved_enforce = sysctl_read("rss_limit_enforce");
+	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 0));
+	drop_caches();
+}
+
+FIXTURE_TEARDOWN(trimd)
+{
+	sysctl_write("rss_limit_enforce", self->saved_enforce);
+}
+
+TEST_F_TIMEOUT(trimd, sleeper_keeps_its_memory, 240)
+{
+	char *const argv[] = { "hog", "--size", "200M", "--pattern", "sort",
+			       "--duration", "20", NULL };
+	long long before, after;
+	pid_t sleeper, hog, trimd;
+	int status;
+
+	trimd = spawn_trimd("active");
+	ASSERT_GT(trimd, 0);
+	sleeper = spawn_toucher("sleeper", 100 * MIB, TOUCH_ONCE, RLIM_INFINITY);
+	ASSERT_GT(sleeper, 0);
+	before = rss_kb(sleeper);
+	hog = spawn_hog(4000 * 1024, argv);
+	ASSERT_GT(hog, 0);
+	waitpid(hog, &status, 0);
+	after = rss_kb(sleeper);
+	stop_child(sleeper);
+	stop_child(trimd);
+	TH_LOG("sleeper rss %lld kB -> %lld kB (%.0f%%)", before, after,
+	       100.0 * (double)after / (double)before);
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_GE(after * 10, before * 9);
+}
+
+/* Within its limit, or without one: never touched, even in hard mode. */
+TEST_F_TIMEOUT(trimd, within_limit_or_unlimited_untouched, 60)
+{
+	long long within0, free0, within1, free1;
+	pid_t within, unlimited, trimd;
+
+	within = spawn_toucher("within", 16 * MIB, TOUCH_ONCE, 64 * MIB);
+	unlimited = spawn_toucher("unlimited", 16 * MIB, TOUCH_ONCE, RLIM_INFINITY);
+	ASSERT_GT(within, 0);
+	ASSERT_GT(unlimited, 0);
+	within0 = rss_kb(within);
+	free0 = rss_kb(unlimited);
+	trimd = spawn_trimd("hard");
+	sleep_s(2);
+	within1 = rss_kb(within);
+	free1 = rss_kb(unlimited);
+	stop_child(trimd);
+	stop_child(within);
+	stop_child(unlimited);
+	EXPECT_GE(within1 * 100, within0 * 99);
+	EXPECT_GE(free1 * 100, free0 * 99);
+}
+
+/* --mode hard trims an over-limit process with no memory pressure. */
+TEST_F_TIMEOUT(trimd, hard_mode_trims_without_pressure, 60)
+{
+	long long before, after;
+	pid_t over, trimd;
+
+	over = spawn_toucher("over", 48 * MIB, TOUCH_ONCE, 8 * MIB);
+	ASSERT_GT(over, 0);
+	before = rss_kb(over);
+	trimd = spawn_trimd("hard");
+	sleep_s(2);
+	after = rss_kb(over);
+	stop_child(trimd);
+	stop_child(over);
+	TH_LOG("rss %lld kB -> %lld kB (limit 8192 kB)", before, after);
+	EXPECT_GT(before, 40 * 1024);
+	EXPECT_LE(after, 8 * 1024);
+}
+
+TEST_HARNESS_MAIN
