@@ -29,7 +29,7 @@ INITRAMFS   := $(BUILD)/initramfs.cpio.gz
 SCRIPTS     := $(wildcard harness/*.sh harness/guest/*.sh tests/guest/*.sh tests/host/*.sh tools/*/*.sh) \
 	       harness/guest/init .ci/run
 
-.PHONY: help deps kernel kernel-tree kernel-patches workloads host-tests guest-tests initramfs shell test \
+.PHONY: plots help deps kernel kernel-tree kernel-patches workloads host-tests guest-tests initramfs shell test \
 	bench check clean distclean
 
 help:
@@ -45,6 +45,7 @@ help:
 	@echo '  make kernel-tree     (re)apply kernel-patch/series to build/linux'
 	@echo '  make initramfs       build the guest image (busybox, prlimit, workloads, tests)'
 	@echo '  make workloads       build the static workloads into build/bin'
+	@echo '  make plots RUN=<id>  redraw the figures and report page of results/<id> (default latest)'
 	@echo '  make check           checkpatch --strict on the series, shellcheck, -Werror builds'
 	@echo '  make clean           remove build outputs but keep the kernel tree; distclean removes all'
 	@echo
@@ -125,6 +126,10 @@ bench: deps
 
 check: deps
 	@harness/check.sh
+
+RUN ?= latest
+plots:
+	@harness/plots.sh $(if $(findstring /,$(RUN)),$(RUN),results/$(RUN))
 
 clean:
 	rm -rf $(BUILD)/bin $(BUILD)/host-tests $(BUILD)/guest-tests $(BUILD)/obj-* $(INITRAMFS) \

@@ -149,7 +149,9 @@ python3 harness/summarize.py "$run_dir" | tee "$run_dir/report.txt"
 final=results/$run_id
 mv "$run_dir" "$final"
 ln -sfn "$run_id" results/latest
+harness/plots.sh "$final" || log "some figures could not be drawn (see above)"
 log "results in $final (results/latest) after $(($(date +%s) - bench_start)) s"
+log "report page: $final/plots/index.html"
 if [ "${#incomplete[@]}" -gt 0 ]; then
 	echo "error: incomplete scenarios: ${incomplete[*]}" >&2
 	exit 1

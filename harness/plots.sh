@@ -1,0 +1,136 @@
+#!/bin/bash
+# Draw the figures of a bench run and write its report page:
+#   plots.sh RUN_DIR   ->   RUN_DIR/plots/*.png, *.svg, index.html
+# A missing or incomplete run folder is reported; the figures that can be
+# drawn from what is there are still drawn. Exit status 1 when something
+# could not be drawn or gnuplot complained.
+set -euo pipefail
+# shellcheck source=harness/lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$RSSLIM_TOP"
+
+run=${1:-}
+[ -n "$run" ] || die "usage: plots.sh RUN_DIR (or make plots RUN=<run-id>)"
+[ -d "$run" ] || [ ! -d "results/$run" ] || run=results/$run
+[ -d "$run" ] || die "no such run folder: $run"
+out=$run/plots
+mkdir -p "$out"
+problems=0
+
+# Scenario folders with the files a figure needs, as "dir label" lines.
+dirs_with() {
+	local file=$1 pattern=$2 d
+	for d in "$run"/*.*/; do
+		d=${d%/}
+		[[ $(basename "$d") =~ $pattern ]] || continue
+		[ -s "$d/$file" ] && [ "$(grep -vc '^#' "$d/$file")" -gt 1 ] && echo "$d $(basename "$d")"
+	done
+}
+
+limit_mib() {
+	local d=$1 lim
+	grep -q '^HOG_LIMIT=none' "$d/scenario" 2>/dev/null && { echo 0; return; }
+	lim=$(sed -n "s/^RSS_LIMIT=\(.*\)/\1/p" "$d/scenario" 2>/dev/null)
+	[ -n "$lim" ] || lim=$(sed -n "s/^USER_RSS_LIMIT='\(.*\)'/\1/p" "$d/job.env" 2>/dev/null)
+	case $lim in
+	*K) echo "scale=2; ${lim%K} / 1024" | bc ;;
+	*M) echo "${lim%M}" ;;
+	*G) echo $((${lim%G} * 1024)) ;;
+	*) echo 0 ;;
+	esac
+}
+
+# plot NAME SCRIPT VARS: draw NAME.png and NAME.svg; any gnuplot output is a problem.
+plot() {
+	local name=$1 script=$2 vars=$3 fmt
+	for fmt in png svg; do
+		if ! gnuplot -e "out='$out/$name'; fmt='$fmt'; $vars" "plots/$script" >"$out/$name.log" 2>&1 ||
+			[ -s "$out/$name.log" ]; then
+			echo "error: $script ($fmt): $(head -3 "$out/$name.log" | tr '\n' ' ')" >&2
+			problems=$((problems + 1))
+			rm -f "$out/$name.$fmt"
+		fi
+		rm -f "$out/$name.log"
+	done
+}
+
+join_col() { awk -v c="$1" '{ printf "%s%s", (NR > 1 ? " " : ""), $c }'; }
+
+figures=()
+for lru in mglru classic; do
+	mapfile -t rows < <(dirs_with samples.tsv "\.$lru(\.r1)?$")
+	if [ "${#rows[@]}" -gt 0 ]; then
+		dirs=$(printf '%s\n' "${rows[@]}" | join_col 1)
+		labels=$(printf '%s\n' "${rows[@]}" | join_col 2)
+		limits=$(for r in "${rows[@]}"; do limit_mib "${r%% *}"; done | tr '\n' ' ')
+		plot "rss-$lru" rss.gp "dirs='$dirs'; labels='$labels'; limits='$limits'"
+		figures+=("rss-$lru:Resident memory of victim and hog over time, $lru")
+	fi
+	mapfile -t rows < <(dirs_with samples.tsv "^(victim|hog).*\.$lru(\.r1)?$")
+	if [ "${#rows[@]}" -gt 0 ]; then
+		plot "victim-majflt-$lru" victim-majflt.gp "lru='$lru'; dirs='$(printf '%s\n' "${rows[@]}" | join_col 1)'; labels='$(printf '%s\n' "${rows[@]}" | join_col 2)'"
+		figures+=("victim-majflt-$lru:Victim major faults over time, $lru")
+	fi
+	mapfile -t rows < <(dirs_with victim_rounds.tsv "\.$lru(\.r1)?$")
+	if [ "${#rows[@]}" -gt 0 ]; then
+		plot "latency-$lru" latency-cdf.gp "lru='$lru'; dirs='$(printf '%s\n' "${rows[@]}" | join_col 1)'; labels='$(printf '%s\n' "${rows[@]}" | join_col 2)'"
+		figures+=("latency-$lru:Victim round latency distribution, $lru")
+	fi
+done
+
+mapfile -t rows < <(dirs_with samples.tsv "^idle-2004")
+if [ "${#rows[@]}" -gt 0 ]; then
+	plot idle-2004 idle-2004.gp "dirs='$(printf '%s\n' "${rows[@]}" | join_col 1)'; labels='$(printf '%s\n' "${rows[@]}" | join_col 2)'"
+	figures+=("idle-2004:The 2004 test: the sleeper's resident memory")
+fi
+
+if [ -s "$run/summary.tsv" ]; then
+	pivot=$out/summary-pivot.tsv
+	awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		$(c["scenario"]) == "victim-alone" || $(c["scenario"]) ~ /^idle/ { next }
+		{ s = $(c["scenario"]); if (!(s in seen)) { seen[s] = 1; order[++n] = s }
+		  v[s, $(c["lru"]), "p99"] = $(c["victim_p99_us"]); v[s, $(c["lru"]), "f"] = $(c["victim_majflt"])
+		  v[s, $(c["lru"]), "h"] = $(c["hog_throughput_pct"]) }
+		function g(x) { return x == "" ? "NaN" : x }
+		END { print "scenario\tp99_mglru\tp99_classic\tmajflt_mglru\tmajflt_classic\thog_mglru\thog_classic"
+		  for (i = 1; i <= n; i++) { s = order[i]
+		    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s, g(v[s, "mglru", "p99"]), g(v[s, "classic", "p99"]),
+		      g(v[s, "mglru", "f"]), g(v[s, "classic", "f"]), g(v[s, "mglru", "h"]), g(v[s, "classic", "h"]) } }' \
+		"$run/summary.tsv" >"$pivot"
+	if [ "$(wc -l <"$pivot")" -gt 1 ]; then
+		plot summary summary.gp "pivot='$pivot'"
+		figures+=("summary:Victim p99, victim major faults and hog throughput by scenario")
+	fi
+else
+	echo "error: $run has no summary.tsv (incomplete run?): summary figure skipped" >&2
+	problems=$((problems + 1))
+fi
+
+# The report page: metadata, summary table, every figure drawn.
+html() { sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g'; }
+{
+	echo "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>rsslim run $(basename "$run")</title>"
+	echo "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}td:first-child,td:nth-child(2){text-align:left}img{max-width:100%}</style></head><body>"
+	echo "<h1>rsslim bench run $(basename "$run" | html)</h1>"
+	if [ -s "$run/meta.json" ]; then
+		echo "<h2>Run</h2><table>"
+		jq -r 'to_entries[] | "\(.key)\t\(.value)"' "$run/meta.json" | html |
+			awk -F'\t' '{ printf "<tr><th>%s</th><td>%s</td></tr>\n", $1, $2 }'
+		echo "</table>"
+	fi
+	if [ -s "$run/summary.tsv" ]; then
+		echo "<h2>Summary</h2><table>"
+		html <"$run/summary.tsv" | awk -F'\t' '{ tag = NR == 1 ? "th" : "td"; printf "<tr>"
+			for (i = 1; i <= NF; i++) printf "<%s>%s</%s>", tag, $i, tag; print "</tr>" }'
+		echo "</table>"
+	fi
+	[ ! -s "$run/report.txt" ] || { echo "<pre>"; html <"$run/report.txt"; echo "</pre>"; }
+	for f in "${figures[@]}"; do
+		name=${f%%:*}
+		[ -f "$out/$name.png" ] || continue
+		echo "<h2>$(echo "${f#*:}" | html)</h2><p><a href=\"$name.svg\"><img src=\"$name.png\" alt=\"$name\"></a></p>"
+	done
+	echo "</body></html>"
+} >"$out/index.html"
+log "report page: $out/index.html (${#figures[@]} figures)"
+[ "$problems" -eq 0 ]

@@ -1,0 +1,11 @@
+# Figure 2: the victim's major faults over time (cumulative), all scenarios.
+# Variables: dirs, labels, out, fmt, lru.
+load "plots/common.gp"
+n = words(dirs)
+set title "Victim major faults over time (" . lru . ")" noenhanced
+set xlabel "time (s)"
+set ylabel "major faults (cumulative)"
+first(d) = real(system("awk -F'\t' '$2 == \"victim\" { print $7; exit }' " . d . "/samples.tsv"))
+plot for [i = 1:n] word(dirs, i) . "/samples.tsv" \
+	using (strcol(2) eq "victim" ? $1 / 1000 : NaN):($7 - first(word(dirs, i))) skip 1 \
+	title word(labels, i) lw 2
