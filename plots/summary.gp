@@ -11,9 +11,9 @@ set boxwidth 0.9
 set xtics rotate by -30 noenhanced
 set key inside top right
 set title "victim p99 latency (us)"
-plot pivot using 2:xtic(1) title "MGLRU" lc rgb "#1f77b4", '' using 3 title "classic" lc rgb "#ff7f0e"
+plot pivot using 2:xtic(1) skip 1 title "MGLRU" lc rgb "#1f77b4", '' using 3 skip 1 title "classic" lc rgb "#ff7f0e"
 set title "victim major faults"
-plot pivot using 4:xtic(1) title "MGLRU" lc rgb "#1f77b4", '' using 5 title "classic" lc rgb "#ff7f0e"
+plot pivot using 4:xtic(1) skip 1 title "MGLRU" lc rgb "#1f77b4", '' using 5 skip 1 title "classic" lc rgb "#ff7f0e"
 set title "hog throughput (% of hog-unlimited)"
-plot pivot using 6:xtic(1) title "MGLRU" lc rgb "#1f77b4", '' using 7 title "classic" lc rgb "#ff7f0e"
+plot pivot using 6:xtic(1) skip 1 title "MGLRU" lc rgb "#1f77b4", '' using 7 skip 1 title "classic" lc rgb "#ff7f0e"
 unset multiplot

@@ -169,7 +169,7 @@ static long token_pid(void)
 {
 	char buf[64];
 
-	if (read_text("/proc/sys/vm/swap_token_pid", buf, sizeof(buf)))
+	if (read_text("/proc/sys/vm/swap_token_holder", buf, sizeof(buf)))
 		return -1;
 	return atol(buf);
 }
