@@ -8,7 +8,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$RSSLIM_TOP"
 
-default_scenarios="victim-alone hog-unlimited hog-rsslimit hog-rsslimit-off hog-memhigh hog-trimd idle-2004 idle-2004-off idle-2004-trimd"
+default_scenarios="victim-alone hog-unlimited hog-rsslimit hog-rsslimit-off hog-memhigh hog-trimd idle-2004 idle-2004-off idle-2004-trimd thrash-token thrash-token-off"
 hog_scenarios="hog-unlimited hog-rsslimit hog-memhigh"
 DURATION=${DURATION:-20}
 REPEAT=${REPEAT:-1}

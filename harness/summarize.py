@@ -93,6 +93,11 @@ def summarise_dir(path):
     if hog:
         r["hog_mib_s"] = num(hog.get("mib_s"))
         r["hog_majflt"] = num(hog.get("majflt"))
+    hog2 = read_kv_line(os.path.join(path, "hog2.tsv"), "# summary ")
+    if hog and hog2:
+        # Two hogs with fixed work (thrash-token): when both are done, and their faults.
+        r["hogs_wall_s"] = max(num(hog.get("wall_s")) or 0, num(hog2.get("wall_s")) or 0)
+        r["hog_majflt"] = (num(hog.get("majflt")) or 0) + (num(hog2.get("majflt")) or 0)
     samples = read_tsv(os.path.join(path, "samples.tsv"))
     by_role = {}
     for s in samples:
@@ -129,6 +134,8 @@ COLUMNS = [
     ("victim_majflt", "v.majflt"), ("victim_rss_kept_pct", "v.kept %"),
     ("victim_resident_pct", "v.resident %"), ("victim_retouch_ms", "retouch ms"),
     ("hog_mib_s", "hog MiB/s"), ("hog_throughput_pct", "hog %"), ("hog_majflt", "h.majflt"),
+    ("hogs_wall_s", "2 hogs s"), ("token_share_hog", "tok.hog %"), ("token_share_hog2", "tok.hog2 %"),
+    ("token_share_victim", "tok.vic %"),
     ("pswpin", "swapins"), ("pswpout", "swapouts"),
 ]
 
@@ -233,6 +240,12 @@ def main():
                 print("  %s: the sleeper kept %s%% of its memory; re-touching took %s ms, %s major faults." % (
                     mode, fmt(r.get("victim_resident_pct")), fmt(r.get("victim_retouch_ms")),
                     fmt(r.get("victim_majflt"))))
+    for lru in ("mglru", "classic"):
+        on, off = index.get(("thrash-token", lru)), index.get(("thrash-token-off", lru))
+        if on and off and on.get("hogs_wall_s") and off.get("hogs_wall_s"):
+            print("%s: two thrashing hogs finished in %s s with the swap token and %s s without "
+                  "(%s major faults vs %s)." % (lru, fmt(on["hogs_wall_s"]), fmt(off["hogs_wall_s"]),
+                                               fmt(on.get("hog_majflt")), fmt(off.get("hog_majflt"))))
     if incomplete:
         print("INCOMPLETE (not in the table): " + " ".join(incomplete))
 

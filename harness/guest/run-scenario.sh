@@ -10,6 +10,7 @@ scenario_file=/rsslim/scenarios/$SCENARIO
 
 # Defaults a scenario file may override.
 VICTIM=server VICTIM_WSS=64M HOG_KIND=default HOG_LIMIT=none HOG_SIZE=300M HOG_PATTERN=seq
+HOG_PASSES='' HOGS=1
 ENFORCE=1 SWAP_TOKEN=1 RSS_LIMIT='' TRIMD=''
 # shellcheck source=/dev/null
 . "$scenario_file"
@@ -81,28 +82,43 @@ if [ -n "$TRIMD" ]; then
 	echo "$trimd_pid" >"$roles/trimd"
 fi
 
-hog_pid=
-if [ "$HOG_KIND" != none ]; then
+# start_hog ROLE: start one hog (limited as the scenario says) in the background.
+start_hog() {
+	role=$1
 	if [ -n "$HOG_CMD" ]; then
 		set -- timeout "$DURATION" sh -c "$HOG_CMD"
+	elif [ -n "$HOG_PASSES" ]; then
+		set -- hog --name "$role" --size "$HOG_SIZE" --pattern "$HOG_PATTERN" --passes "$HOG_PASSES" \
+			--duration $((DURATION * 10))
 	else
-		set -- hog --size "$HOG_SIZE" --pattern "$HOG_PATTERN" --duration "$DURATION"
+		set -- hog --name "$role" --size "$HOG_SIZE" --pattern "$HOG_PATTERN" --duration "$DURATION"
 	fi
 	limit_bytes=$(size_bytes "$RSS_LIMIT")
 	case $HOG_LIMIT in
-	none) "$@" >"$out/hog.tsv" 2>&1 & ;;
-	rlimit) prlimit --rss="$limit_bytes" "$@" >"$out/hog.tsv" 2>&1 & ;;
+	none) "$@" >"$out/$role.tsv" 2>&1 & ;;
+	rlimit) prlimit --rss="$limit_bytes" "$@" >"$out/$role.tsv" 2>&1 & ;;
 	memhigh)
 		mkdir -p /sys/fs/cgroup/hog
 		echo "$limit_bytes" >/sys/fs/cgroup/hog/memory.high
-		sh -c 'echo $$ >/sys/fs/cgroup/hog/cgroup.procs && exec "$@"' sh "$@" >"$out/hog.tsv" 2>&1 &
+		sh -c 'echo $$ >/sys/fs/cgroup/hog/cgroup.procs && exec "$@"' sh "$@" >"$out/$role.tsv" 2>&1 &
 		;;
 	*) echo "# rsslim: unknown HOG_LIMIT '$HOG_LIMIT'"; exit 2 ;;
 	esac
-	hog_pid=$!
-	echo "$hog_pid" >"$roles/hog"
-	wait "$hog_pid"
-	echo "hog_exit $?" >>"$out/guest-settings.txt"
+	echo "$!" >"$roles/$role"
+}
+
+hog_pids=
+if [ "$HOG_KIND" != none ]; then
+	start_hog hog
+	hog_pids=$(cat "$roles/hog")
+	if [ "$HOGS" = 2 ]; then
+		start_hog hog2
+		hog_pids="$hog_pids $(cat "$roles/hog2")"
+	fi
+	for pid in $hog_pids; do
+		wait "$pid"
+		echo "hog_exit $pid $?" >>"$out/guest-settings.txt"
+	done
 fi
 
 case $VICTIM in
