@@ -1,9 +1,12 @@
 # Shared settings for the rsslim figures; each script loads it first.
-# The caller sets: out (file name without extension), fmt ("png" or "svg").
+# The caller sets: out (file name without extension), fmt ("png" or "svg"),
+# and may set the size in pixels (w, h) before loading this file.
+if (!exists("w")) w = 1000
+if (!exists("h")) h = 700
 if (fmt eq "svg") {
-	set terminal svg size 1000,700 dynamic font "sans,11" background rgb "white"
+	set terminal svg size w, h dynamic font "sans,11" background rgb "white"
 } else {
-	set terminal pngcairo size 1000,700 font "sans,10"
+	set terminal pngcairo size w, h font "sans,10"
 }
 set output out . "." . fmt
 set datafile separator "\t"
@@ -11,3 +14,5 @@ set datafile commentschars "#"
 set key outside right top box
 set grid
 set style data lines
+# The sample rows of one role (victim, hog, ...) of a samples.tsv file.
+role(file, r) = sprintf("< awk -F'\t' '$2 == \"%s\"' %s", r, file)

@@ -7,5 +7,5 @@ set title "2004 test: resident memory of a sleeping 100 MiB process beside a sor
 set xlabel "time (s)"
 set ylabel "sleeper RSS (MiB)"
 set yrange [0:*]
-plot for [i = 1:n] word(dirs, i) . "/samples.tsv" \
-	using (strcol(2) eq "victim" ? $1 / 1000 : NaN):($5 / 1024) skip 1 title word(labels, i) lw 2
+plot for [i = 1:n] role(word(dirs, i) . "/samples.tsv", "victim") \
+	using ($1 / 1000):($5 / 1024) title word(labels, i) lw 2

@@ -1,8 +1,9 @@
 # Figure 5: per scenario, victim p99 latency, victim major faults and hog
 # throughput, MGLRU and classic LRU side by side.
 # Variables: pivot (TSV: scenario, then mglru/classic pairs of p99, majflt, hog%), out, fmt.
+w = 1200
+h = 900
 load "plots/common.gp"
-set terminal size 1200, 900
 set multiplot layout 3, 1 title "Summary by scenario (MGLRU vs classic LRU)"
 set style data histogram
 set style histogram clustered gap 1

@@ -6,6 +6,5 @@ set title "Victim major faults over time (" . lru . ")" noenhanced
 set xlabel "time (s)"
 set ylabel "major faults (cumulative)"
 first(d) = real(system("awk -F'\t' '$2 == \"victim\" { print $7; exit }' " . d . "/samples.tsv"))
-plot for [i = 1:n] word(dirs, i) . "/samples.tsv" \
-	using (strcol(2) eq "victim" ? $1 / 1000 : NaN):($7 - first(word(dirs, i))) skip 1 \
-	title word(labels, i) lw 2
+plot for [i = 1:n] role(word(dirs, i) . "/samples.tsv", "victim") \
+	using ($1 / 1000):($7 - first(word(dirs, i))) title word(labels, i) lw 2

@@ -1,0 +1,65 @@
+#!/bin/bash
+# Host tests of the summary and plot step on a small hand-made results
+# folder (tests/fixtures/run-small): every figure is drawn without gnuplot
+# warnings, files are valid, the report page's links resolve, and bad or
+# incomplete input is reported while what can be drawn still is.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+echo "TAP version 13"
+echo "1..5"
+result() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=$((failed + 1)); fi
+}
+
+cp -r tests/fixtures/run-small "$tmp/run"
+rc=0
+python3 harness/summarize.py "$tmp/run" >"$tmp/report" || rc=1
+awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$1 == "hog-unlimited" && $2 == "mglru" { u = $(c["hog_throughput_pct"]) }
+	$1 == "hog-rsslimit-m2" && $2 == "mglru" { l = $(c["hog_throughput_pct"]) }
+	END { exit !(u == 100 && l == 60) }' "$tmp/run/summary.tsv" || rc=1
+grep -q "knobs off (unpatched): the sleeper kept 27% of its memory" "$tmp/report" || rc=1
+result $rc "summary: table, relative throughput and the 2004 sentence from the fixture"
+
+rc=0
+harness/plots.sh "$tmp/run" 2>"$tmp/err" || rc=1
+if grep -qiE "error|warning" "$tmp/err"; then sed 's/^/# /' "$tmp/err"; rc=1; fi
+result $rc "every plot script runs without a gnuplot warning"
+
+rc=0
+for f in rss-mglru rss-classic victim-majflt-mglru latency-mglru latency-classic idle-2004 summary; do
+	png=$tmp/run/plots/$f.png svg=$tmp/run/plots/$f.svg
+	if [ "$(head -c 8 "$png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" != 89504e470d0a1a0a ] ||
+		[ "$(stat -c %s "$png")" -lt 10000 ] || ! grep -q '<svg' "$svg" ||
+		[ "$(grep -c '<path' "$svg")" -lt 5 ]; then
+		echo "# $f: missing or trivial"
+		rc=1
+	fi
+done
+result $rc "every expected figure exists as a non-trivial PNG and SVG"
+
+rc=0
+refs=$(grep -oE '(src|href)="[^"]+"' "$tmp/run/plots/index.html" | sed 's/.*="\(.*\)"/\1/')
+[ "$(echo "$refs" | grep -c .)" -ge 14 ] || rc=1
+for r in $refs; do [ -f "$tmp/run/plots/$r" ] || { echo "# missing $r"; rc=1; }; done
+grep -q "hog-rsslimit-m2" "$tmp/run/plots/index.html" || rc=1
+result $rc "the report page shows the summary and every file it references exists"
+
+rc=0
+out=0
+harness/plots.sh "$tmp/no-such-run" 2>"$tmp/err" || out=$?
+[ "$out" -ne 0 ] && grep -q "^error: no such run folder" "$tmp/err" || rc=1
+cp -r tests/fixtures/run-small "$tmp/partial"
+rm -f "$tmp/partial/idle-2004-off.mglru/samples.tsv"
+out=0
+harness/plots.sh "$tmp/partial" 2>"$tmp/err" || out=$?
+[ "$out" -ne 0 ] && grep -q "no summary.tsv" "$tmp/err" || rc=1
+[ -s "$tmp/partial/plots/rss-mglru.png" ] && [ -s "$tmp/partial/plots/idle-2004.png" ] || rc=1
+result $rc "missing or incomplete run folders are reported; what can be drawn is drawn"
+[ "$failed" -eq 0 ]
