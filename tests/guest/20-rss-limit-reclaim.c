@@ -16,6 +16,7 @@
 
 FIXTURE(reclaim) {
 	long saved_enforce;
+	long saved_token;
 };
 
 FIXTURE_VARIANT(reclaim) {
@@ -33,6 +34,7 @@ FIXTURE_VARIANT_ADD(reclaim, classic) {
 FIXTURE_SETUP(reclaim)
 {
 	self->saved_enforce = sysctl_read("rss_limit_enforce");
+	self->saved_token = sysctl_read("swap_token");
 	ASSERT_LE(0, self->saved_enforce);
 	ASSERT_EQ(0, set_mglru(variant->mglru));
 	drop_caches();
@@ -41,6 +43,8 @@ FIXTURE_SETUP(reclaim)
 FIXTURE_TEARDOWN(reclaim)
 {
 	sysctl_write("rss_limit_enforce", self->saved_enforce);
+	if (self->saved_token >= 0)
+		sysctl_write("swap_token", self->saved_token);
 	set_mglru(true);
 }
 
@@ -105,13 +109,14 @@ TEST_F_TIMEOUT(reclaim, over_limit_loses_first, 180)
 	EXPECT_GT(r.counted, 0);
 }
 
-/* Knob off: neither keeps less than half of what the other keeps, and the
- * counter does not move. */
+/* Knobs off: neither keeps less than half of what the other keeps, and the
+ * counter does not move. The swap token is off too: it would favour one. */
 TEST_F_TIMEOUT(reclaim, knob_off_behaves_as_unpatched, 180)
 {
 	struct pair_result r;
 
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 0));
+	ASSERT_EQ(0, sysctl_write("swap_token", 0));
 	ASSERT_EQ(0, run_pair(_metadata, &r));
 	EXPECT_GT(r.kept_limited * 2, r.kept_unlimited);
 	EXPECT_GT(r.kept_unlimited * 2, r.kept_limited);
