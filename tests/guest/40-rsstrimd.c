@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rsstrimd, the user-space RLIMIT_RSS enforcer, with the kernel's own
- * enforcement off (vm.rss_limit_enforce=0): the 2004 sleeper test, processes
+ * enforcement and the swap token off (as on a stock kernel): the 2004 sleeper test, processes
  * within their limit or without one left alone, and --mode hard.
  */
 #include "guest_util.h"
@@ -28,18 +28,22 @@ static pid_t spawn_trimd(const char *mode)
 
 FIXTURE(trimd) {
 	long saved_enforce;
+	long saved_token;
 };
 
 FIXTURE_SETUP(trimd)
 {
 	self->saved_enforce = sysctl_read("rss_limit_enforce");
+	self->saved_token = sysctl_read("swap_token");
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 0));
+	ASSERT_EQ(0, sysctl_write("swap_token", 0));
 	drop_caches();
 }
 
 FIXTURE_TEARDOWN(trimd)
 {
 	sysctl_write("rss_limit_enforce", self->saved_enforce);
+	sysctl_write("swap_token", self->saved_token);
 }
 
 TEST_F_TIMEOUT(trimd, sleeper_keeps_its_memory, 240)
