@@ -10,7 +10,7 @@
 #include "kselftest_harness.h"
 
 #define TRACING "/sys/kernel/tracing"
-#define THRASH (110 * MIB)	/* two of these need more than the guest's RAM */
+#define THRASH (140 * MIB)	/* two of these need more than the guest's RAM */
 
 static pid_t holder_pid(void)
 {
@@ -114,7 +114,8 @@ TEST_F_TIMEOUT(token, over_limit_never_holds_it, 120)
 
 	denied0 = vmstat("swap_token_rss_limit_deny");
 	limited = spawn_toucher("limited", THRASH, TOUCH_LOOP, 8 * MIB);
-	free_one = spawn_toucher("unlimited", THRASH, TOUCH_LOOP, RLIM_INFINITY);
+	/* Big enough to thrash on its own once the limited one has shrunk. */
+	free_one = spawn_toucher("unlimited", 200 * MIB, TOUCH_LOOP, RLIM_INFINITY);
 	ASSERT_GT(limited, 0);
 	ASSERT_GT(free_one, 0);
 	sample_holders(limited, free_one, 8, &h);
@@ -184,7 +185,7 @@ TEST_F_TIMEOUT(token, short_lived_holders_leave_no_trace, 240)
 
 	ASSERT_GT(bg, 0);
 	for (int i = 0; i < 8; i++) {
-		dead[i] = spawn_toucher("short", 130 * MIB, TOUCH_LOOP, RLIM_INFINITY);
+		dead[i] = spawn_toucher("short", 150 * MIB, TOUCH_LOOP, RLIM_INFINITY);
 		ASSERT_GT(dead[i], 0);
 		sleep_s(0.5);
 		stop_child(dead[i]);

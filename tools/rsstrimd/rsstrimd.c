@@ -425,12 +425,11 @@ static int trim(struct trimd *d, struct target *t, uint64_t rss)
 	return 0;
 }
 
-static void check(struct trimd *d)
+/* Returns true when some process was trimmed (and may need more soon). */
+static bool check(struct trimd *d)
 {
-	bool short_now = d->o.hard || memory_short(d);
+	bool trimmed = false;
 
-	if (!short_now)
-		return;
 	for (size_t i = d->n; i-- > 0;) {
 		struct target *t = &d->t[i];
 		uint64_t rss;
@@ -439,9 +438,14 @@ static void check(struct trimd *d)
 			drop_target(d, i);
 			continue;
 		}
-		if (rss * d->page > t->limit_bytes && trim(d, t, rss))
+		if (rss * d->page <= t->limit_bytes)
+			continue;
+		if (trim(d, t, rss))
 			drop_target(d, i);
+		else
+			trimmed = true;
 	}
+	return trimmed;
 }
 
 int main(int argc, char **argv)
@@ -449,7 +453,8 @@ int main(int argc, char **argv)
 	static struct trimd d;
 	struct sigaction sa = { .sa_handler = on_stop };
 	struct rusage ru;
-	uint64_t next_rescan, next;
+	uint64_t next_rescan, next, last_rescan = 0;
+	bool busy;
 
 	parse_args(argc, argv, &d.o);
 	if (!has_cap_sys_nice()) {
@@ -466,15 +471,27 @@ int main(int argc, char **argv)
 	printf("t_ms\tpid\tcomm\trss_before_kb\trss_after_kb\tlimit_kb\tpages_asked\n");
 	while (!stop_requested) {
 		uint64_t now = now_ns();
+		bool short_now = d.o.hard || memory_short(&d);
 
-		if (now >= next_rescan) {
+		/*
+		 * While memory is short, a hog that started since the last scan
+		 * must not wait for the next one: its first burst is what pushes
+		 * the neighbours out. Rescan as often as we check then.
+		 */
+		if (now >= next_rescan || (short_now && now >= last_rescan + d.o.interval_ns)) {
 			rescan(&d);
+			last_rescan = now;
 			next_rescan = now + d.o.rescan_ns;
 		}
-		check(&d);
+		busy = short_now && check(&d);
 		if (d.o.once)
 			break;
-		next += d.o.interval_ns;
+		/*
+		 * A process that was just trimmed is faulting its pages back in
+		 * while memory is short: look again at once rather than let it
+		 * grow for a whole interval.
+		 */
+		next = busy ? now_ns() : next + d.o.interval_ns;
 		if (next < now_ns())
 			next = now_ns();
 		{
