@@ -100,7 +100,8 @@ static void usage(FILE *f)
 		"  --mode active|hard    trim only while memory is short (default) or always\n"
 		"  --min-available SIZE  memory is short below this MemAvailable (default 64M)\n"
 		"  --psi PCT             ... or above this PSI memory 'some avg10' (default: unused)\n"
-		"  --interval TIME       how often resident sizes are checked (default 100ms)\n"
+		"  --interval TIME       how often resident sizes are checked (default 100ms; five\n"
+		"                        times as often while MemAvailable is under twice the threshold)\n"
 		"  --rescan TIME         how often processes are rescanned (default 1s)\n"
 		"  --batch SIZE          address range per process_madvise call (default 8M)\n"
 		"  --once                one scan and one check, then exit\n"
@@ -314,15 +315,20 @@ static void rescan(struct trimd *d)
 			drop_target(d, i);
 }
 
-static bool memory_short(const struct trimd *d)
+/* Is memory short? *near: will it be soon (MemAvailable under twice the threshold)? */
+static bool memory_short(const struct trimd *d, bool *near)
 {
 	char buf[8192];
 	uint64_t avail;
 	double psi;
 
+	*near = false;
 	if (!read_text("/proc/meminfo", buf, sizeof(buf)) &&
-	    !parse_meminfo_available(buf, &avail) && avail < d->o.min_available_kib)
-		return true;
+	    !parse_meminfo_available(buf, &avail)) {
+		*near = avail < 2 * d->o.min_available_kib;
+		if (avail < d->o.min_available_kib)
+			return true;
+	}
 	if (d->o.psi_threshold > 0 && !read_text("/proc/pressure/memory", buf, sizeof(buf)) &&
 	    !parse_psi_some_avg10(buf, &psi) && psi > d->o.psi_threshold)
 		return true;
@@ -471,7 +477,7 @@ int main(int argc, char **argv)
 	printf("t_ms\tpid\tcomm\trss_before_kb\trss_after_kb\tlimit_kb\tpages_asked\n");
 	while (!stop_requested) {
 		uint64_t now = now_ns();
-		bool short_now = d.o.hard || memory_short(&d);
+		bool near, short_now = memory_short(&d, &near) || d.o.hard;
 
 		/*
 		 * While memory is short, a hog that started since the last scan
@@ -489,9 +495,14 @@ int main(int argc, char **argv)
 		/*
 		 * A process that was just trimmed is faulting its pages back in
 		 * while memory is short: look again at once rather than let it
-		 * grow for a whole interval.
+		 * grow for a whole interval. While memory is short or about to
+		 * be, look five times as often: a hog's first burst can fill the
+		 * remaining memory within one interval.
 		 */
-		next = busy ? now_ns() : next + d.o.interval_ns;
+		if (busy)
+			next = now_ns();
+		else
+			next += short_now || near ? d.o.interval_ns / 5 : d.o.interval_ns;
 		if (next < now_ns())
 			next = now_ns();
 		{
