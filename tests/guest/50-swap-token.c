@@ -133,7 +133,8 @@ TEST_F_TIMEOUT(token, one_thrashing_process_holds_it_and_it_moves, 120)
 	TH_LOG("%d samples: held %d, by a %d, by b %d, by others %d; %lld disables", h.samples,
 	       h.held, h.by_a, h.by_b, h.by_other, disabled);
 	EXPECT_GT(h.held, 0);
-	EXPECT_EQ(0, h.by_other);
+	/* The guest's other processes (the test itself) fault now and then too. */
+	EXPECT_LT(h.by_other * 4, h.by_a + h.by_b);
 	/* A 1 s timeout over 10 s: both get a turn. */
 	if (!disabled) {
 		EXPECT_GT(h.by_a, 0);
@@ -151,7 +152,8 @@ TEST_F_TIMEOUT(token, over_limit_never_holds_it, 120)
 
 	denied0 = vmstat("swap_token_rss_limit_deny");
 	grabs0 = vmstat("swap_token_grab");
-	limited = spawn_toucher("limited", THRASH, TOUCH_LOOP, 8 * MIB);
+	/* 1 MiB: a process that keeps touching 130 MiB never gets under it. */
+	limited = spawn_toucher("limited", THRASH, TOUCH_LOOP, 1 * MIB);
 	/* Big enough to thrash on its own once the limited one has shrunk. */
 	free_one = spawn_toucher("unlimited", 200 * MIB, TOUCH_LOOP, RLIM_INFINITY);
 	ASSERT_GT(limited, 0);

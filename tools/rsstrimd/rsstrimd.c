@@ -480,11 +480,11 @@ int main(int argc, char **argv)
 		bool near, short_now = memory_short(&d, &near) || d.o.hard;
 
 		/*
-		 * While memory is short, a hog that started since the last scan
-		 * must not wait for the next one: its first burst is what pushes
-		 * the neighbours out. Rescan as often as we check then.
+		 * While memory is short or nearly so, a hog that started since
+		 * the last scan must not wait for the next one: its first burst
+		 * is what pushes the neighbours out. Rescan every interval then.
 		 */
-		if (now >= next_rescan || (short_now && now >= last_rescan + d.o.interval_ns)) {
+		if (now >= next_rescan || ((short_now || near) && now >= last_rescan + d.o.interval_ns)) {
 			rescan(&d);
 			last_rescan = now;
 			next_rescan = now + d.o.rescan_ns;
