@@ -13,7 +13,8 @@ mapfile -t patches < <(series_patches)
 if [ "${#patches[@]}" -gt 0 ]; then
 	log "checkpatch --strict on ${#patches[@]} patches"
 	for p in "${patches[@]}"; do
-		out=$(perl "$KERNEL_SRC/scripts/checkpatch.pl" --strict --no-tree --terse "$p" 2>&1) || true
+		# On stdin: checkpatch checks a file git tracks as a source file, not a patch.
+		out=$(perl "$KERNEL_SRC/scripts/checkpatch.pl" --strict --no-tree --terse - <"$p" 2>&1) || true
 		if grep -qE 'ERROR|WARNING|CHECK' <<<"$out"; then
 			echo "$out" | grep -E 'ERROR|WARNING|CHECK'
 			# A warning may stay when the cover letter justifies it ("- NNNN: ...").

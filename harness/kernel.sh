@@ -178,7 +178,11 @@ export_patches() {
 	[ -z "$(git_tree status --porcelain --untracked-files=no)" ] ||
 		die "build/linux has uncommitted changes: commit them first"
 	tmp=$(mktemp -d)
-	git_tree format-patch -q --zero-commit --no-signature -o "$tmp" "$BASE_TAG..HEAD"
+	# Blank context lines without their leading space: git am takes them,
+	# and checkpatch (which checks a tracked patch as a plain file) does not
+	# see trailing whitespace in them.
+	git_tree -c diff.suppressBlankEmpty=true format-patch -q --zero-commit --no-signature \
+		-o "$tmp" "$BASE_TAG..HEAD"
 	find "$PATCH_DIR" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-*' -delete
 	{
 		echo "# Patches applied in order with \`git am\` onto the pristine linux-source-6.12 tree."
