@@ -19,17 +19,7 @@ FIXTURE(reclaim) {
 	long saved_token;
 };
 
-FIXTURE_VARIANT(reclaim) {
-	bool mglru;
-};
-
-FIXTURE_VARIANT_ADD(reclaim, mglru) {
-	.mglru = true,
-};
-
-FIXTURE_VARIANT_ADD(reclaim, classic) {
-	.mglru = false,
-};
+LRU_VARIANTS(reclaim);
 
 FIXTURE_SETUP(reclaim)
 {

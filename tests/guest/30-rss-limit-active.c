@@ -15,17 +15,7 @@ FIXTURE(active) {
 	long saved_enforce;
 };
 
-FIXTURE_VARIANT(active) {
-	bool mglru;
-};
-
-FIXTURE_VARIANT_ADD(active, mglru) {
-	.mglru = true,
-};
-
-FIXTURE_VARIANT_ADD(active, classic) {
-	.mglru = false,
-};
+LRU_VARIANTS(active);
 
 FIXTURE_SETUP(active)
 {

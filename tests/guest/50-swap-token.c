@@ -55,17 +55,7 @@ FIXTURE(token) {
 	long saved_token, saved_enforce, saved_timeout, saved_idle;
 };
 
-FIXTURE_VARIANT(token) {
-	bool mglru;
-};
-
-FIXTURE_VARIANT_ADD(token, mglru) {
-	.mglru = true,
-};
-
-FIXTURE_VARIANT_ADD(token, classic) {
-	.mglru = false,
-};
+LRU_VARIANTS(token);
 
 FIXTURE_SETUP(token)
 {

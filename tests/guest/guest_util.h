@@ -129,6 +129,22 @@ static inline long sysctl_read(const char *name)
 	return read_file(path, v, sizeof(v)) ? -1 : atol(v);
 }
 
+/*
+ * Run every test of a fixture twice: with MGLRU and with the classic
+ * active/inactive LRU (variant->mglru says which; FIXTURE_SETUP switches).
+ * Use after including kselftest_harness.h.
+ */
+#define LRU_VARIANTS(fixture)					\
+	FIXTURE_VARIANT(fixture) {				\
+		bool mglru;					\
+	};							\
+	FIXTURE_VARIANT_ADD(fixture, mglru) {			\
+		.mglru = true,					\
+	};							\
+	FIXTURE_VARIANT_ADD(fixture, classic) {			\
+		.mglru = false,					\
+	}
+
 static inline int set_mglru(bool on)
 {
 	return write_file("/sys/kernel/mm/lru_gen/enabled", on ? "y" : "n");
