@@ -78,6 +78,16 @@ for lru in mglru classic; do
 	fi
 done
 
+# Scenarios in which somebody held the swap token at some point.
+mapfile -t rows < <(dirs_with samples.tsv "\.mglru(\.r1)?$" | while read -r d label; do
+	awk -F'\t' 'NR > 1 && $10 > 0 { found = 1; exit } END { exit !found }' "$d/samples.tsv" &&
+		echo "$d $label"
+done)
+if [ "${#rows[@]}" -gt 0 ]; then
+	plot token token.gp "dirs='$(printf '%s\n' "${rows[@]}" | join_col 1)'; labels='$(printf '%s\n' "${rows[@]}" | join_col 2)'"
+	figures+=("token:Swap-token holder over time (MGLRU)")
+fi
+
 mapfile -t rows < <(dirs_with samples.tsv "^idle-2004")
 if [ "${#rows[@]}" -gt 0 ]; then
 	plot idle-2004 idle-2004.gp "dirs='$(printf '%s\n' "${rows[@]}" | join_col 1)'; labels='$(printf '%s\n' "${rows[@]}" | join_col 2)'"

@@ -33,7 +33,7 @@ if grep -qiE "error|warning" "$tmp/err"; then sed 's/^/# /' "$tmp/err"; rc=1; fi
 result $rc "every plot script runs without a gnuplot warning"
 
 rc=0
-for f in rss-mglru rss-classic victim-majflt-mglru latency-mglru latency-classic idle-2004 summary; do
+for f in rss-mglru rss-classic victim-majflt-mglru latency-mglru latency-classic idle-2004 summary token; do
 	png=$tmp/run/plots/$f.png svg=$tmp/run/plots/$f.svg
 	if [ "$(head -c 8 "$png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" != 89504e470d0a1a0a ] ||
 		[ "$(stat -c %s "$png")" -lt 10000 ] || ! grep -q '<svg' "$svg" ||
@@ -46,7 +46,7 @@ result $rc "every expected figure exists as a non-trivial PNG and SVG"
 
 rc=0
 refs=$(grep -oE '(src|href)="[^"]+"' "$tmp/run/plots/index.html" | sed 's/.*="\(.*\)"/\1/')
-[ "$(echo "$refs" | grep -c .)" -ge 14 ] || rc=1
+[ "$(echo "$refs" | grep -c .)" -ge 16 ] || rc=1
 for r in $refs; do [ -f "$tmp/run/plots/$r" ] || { echo "# missing $r"; rc=1; }; done
 grep -q "hog-rsslimit-m2" "$tmp/run/plots/index.html" || rc=1
 result $rc "the report page shows the summary and every file it references exists"
