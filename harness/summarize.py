@@ -105,10 +105,13 @@ def summarise_dir(path):
     hog_rows = by_role.get("hog", [])
     vic_rows = by_role.get("victim", [])
     if vic_rows and victim_kind != "idle":
-        t0 = num(hog_rows[0]["t_ms"]) if hog_rows else num(vic_rows[0]["t_ms"])
+        # Kept = mean RSS while the hog runs / the most it had before (its
+        # whole working set once touched); without a hog, over the whole run.
+        t0 = num(hog_rows[0]["t_ms"]) if hog_rows else num(vic_rows[-1]["t_ms"])
         base = [num(s["rss_kb"]) for s in vic_rows if num(s["t_ms"]) <= t0]
-        during = [num(s["rss_kb"]) for s in vic_rows if num(s["t_ms"]) >= t0]
-        base_kb = base[-1] if base else num(vic_rows[0]["rss_kb"])
+        during = [num(s["rss_kb"]) for s in vic_rows
+                  if (num(s["t_ms"]) >= t0 if hog_rows else num(s["rss_kb"]) >= max(base) * 0.5)]
+        base_kb = max(base) if base else None
         if base_kb and during:
             r["victim_rss_kept_pct"] = 100.0 * statistics.mean(during) / base_kb
     if hog_rows:

@@ -12,17 +12,15 @@ set key inside top right nobox
 set xlabel "time (s)"
 set ylabel "RSS (MiB)"
 set yrange [0:*]
+color(r) = r eq "victim" ? "#1f77b4" : r eq "hog" ? "#d62728" : "#9467bd"
 do for [i = 1:n] {
 	d = word(dirs, i)
 	lim = word(limits, i) + 0
 	set title word(labels, i) noenhanced
 	if (lim > 0) { set arrow 1 from graph 0, first lim to graph 1, first lim nohead dt 2 lc rgb "red" } else { unset arrow 1 }
-	hog_rows = int(system(role(d . "/samples.tsv", "hog")[3:] . " | wc -l"))
-	if (hog_rows > 0) {
-		plot role(d . "/samples.tsv", "victim") using ($1 / 1000):($5 / 1024) title "victim" lw 2 lc rgb "#1f77b4", \
-		     role(d . "/samples.tsv", "hog") using ($1 / 1000):($5 / 1024) title "hog" lw 2 lc rgb "#d62728"
-	} else {
-		plot role(d . "/samples.tsv", "victim") using ($1 / 1000):($5 / 1024) title "victim" lw 2 lc rgb "#1f77b4"
-	}
+	f = d . "/samples.tsv"
+	# Only the roles the scenario has: gnuplot warns about empty data.
+	present = system(sprintf("awk -F'\t' 'NR > 1 && $2 ~ /^(victim|hog|hog2)$/ { print $2 }' %s | sort -u | tr '\n' ' '", f))
+	plot for [r in present] role(f, r) using ($1 / 1000):($5 / 1024) title r lw 2 lc rgb color(r)
 }
 unset multiplot
