@@ -107,7 +107,8 @@ if [ -s "$run/summary.tsv" ]; then
 		    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s, g(v[s, "mglru", "p99"]), g(v[s, "classic", "p99"]),
 		      g(v[s, "mglru", "f"]), g(v[s, "classic", "f"]), g(v[s, "mglru", "h"]), g(v[s, "classic", "h"]) } }' \
 		"$run/summary.tsv" >"$pivot"
-	if [ "$(wc -l <"$pivot")" -gt 1 ]; then
+	# Only when some scenario has a victim or hog figure to show.
+	if awk -F'\t' 'NR > 1 { for (i = 2; i <= NF; i++) if ($i != "NaN") found = 1 } END { exit !found }' "$pivot"; then
 		plot summary summary.gp "pivot='$pivot'"
 		figures+=("summary:Victim p99, victim major faults and hog throughput by scenario")
 	fi
