@@ -2,7 +2,7 @@
 # Smoke tests: the guest is the one we asked for, before anything is measured.
 # shellcheck source=harness/guest/tap.sh
 . /rsslim/tap.sh
-plan 7
+plan 9
 
 want_release=$(cmdline_value rsslim.release "")
 host_release=$(cmdline_value rsslim.host_release "")
@@ -42,3 +42,11 @@ fi
 check "cgroup v2 memory controller present" grep -qw memory /sys/fs/cgroup/cgroup.controllers
 check "MGLRU available" test -w /sys/kernel/mm/lru_gen/enabled
 check "tracefs mounted" test -d /sys/kernel/tracing/events
+
+check "scratch disk holds a block-backed file system" sh -c 'grep -q "^/dev/vdc /scratch ext2" /proc/mounts'
+if /rsslim/bin/hog --mode file --file /scratch/smoke.data --size 8M --passes 2 >/tmp/hog-file.out 2>&1 &&
+	grep -q "stopped=passes" /tmp/hog-file.out && [ ! -e /scratch/smoke.data ]; then
+	ok "hog --mode file runs on the scratch disk and removes its file"
+else
+	fail "hog --mode file runs on the scratch disk and removes its file" "$(tail -2 /tmp/hog-file.out)"
+fi
