@@ -97,7 +97,7 @@ fi
 if [ -s "$run/summary.tsv" ]; then
 	pivot=$out/summary-pivot.tsv
 	awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-		$(c["scenario"]) == "victim-alone" || $(c["scenario"]) ~ /^idle/ { next }
+		$(c["scenario"]) == "victim-alone" || $(c["scenario"]) ~ /^(idle|thrash)/ { next }
 		{ s = $(c["scenario"]); if (!(s in seen)) { seen[s] = 1; order[++n] = s }
 		  v[s, $(c["lru"]), "p99"] = $(c["victim_p99_us"]); v[s, $(c["lru"]), "f"] = $(c["victim_majflt"])
 		  v[s, $(c["lru"]), "h"] = $(c["hog_throughput_pct"]) }
