@@ -3,6 +3,7 @@
 # collect the results in results/<run-id>/ and print the comparison.
 #
 # Variables (all optional): SCENARIOS DURATION REPEAT RAM SWAP LRU RSS_LIMIT HOG MODE
+# SAMPLE_INTERVAL
 set -euo pipefail
 # shellcheck source=harness/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -18,6 +19,7 @@ LRU=${LRU:-both}
 RSS_LIMIT=${RSS_LIMIT:-64M}
 HOG=${HOG:-}
 MODE=${MODE:-}
+SAMPLE_INTERVAL=${SAMPLE_INTERVAL:-100ms}
 if [ -z "${SCENARIOS:-}" ]; then
 	SCENARIOS=$default_scenarios
 	[ -z "$HOG" ] || SCENARIOS=$hog_scenarios
@@ -43,6 +45,8 @@ both) lrus=(mglru classic) ;;
 mglru | classic) lrus=("$LRU") ;;
 *) die "LRU must be mglru, classic or both (got '$LRU')" ;;
 esac
+[[ $SAMPLE_INTERVAL =~ ^(0|[0-9]{1,5}ms)$ ]] ||
+	die "SAMPLE_INTERVAL must be a time in ms such as 100ms, or 0 for no sampler (got '$SAMPLE_INTERVAL')"
 case $MODE in
 '' | 1 | 2 | 3) ;;
 *) die "MODE must be 1 (passive), 2 (active) or 3 (hard) (got '$MODE')" ;;
@@ -81,11 +85,11 @@ jq -n --arg release "$release" \
 	--arg ram "$RAM" --arg swap "$SWAP" --arg duration "$DURATION" --arg repeat "$REPEAT" \
 	--arg lru "$LRU" --arg rss_limit "$RSS_LIMIT" --arg hog "$HOG" --arg mode "$MODE" \
 	--arg scenarios "$SCENARIOS" --arg start "$(date -Is)" --arg host "$(uname -n) $(uname -r)" \
-	--arg cpus "${GUEST_CPUS:-2}" \
+	--arg cpus "${GUEST_CPUS:-2}" --arg sample "$SAMPLE_INTERVAL" \
 	'{kernel_release: $release, series_hash: $series, config_hash: $config, qemu: $qemu,
 	  guest_ram: $ram, guest_swap: $swap, guest_cpus: $cpus, duration_s: $duration,
 	  repeat: $repeat, lru: $lru, rss_limit: $rss_limit, hog: $hog, mode: $mode,
-	  scenarios: $scenarios, start: $start, host: $host}' >"$run_dir/meta.json"
+	  scenarios: $scenarios, start: $start, host: $host, sample_interval: $sample}' >"$run_dir/meta.json"
 
 # Scenarios that limit the hog with RLIMIT_RSS and enforcement on run once
 # per enforcement mode (MODE=1|2|3 picks one): label = scenario-mN.
@@ -121,6 +125,7 @@ for run in "${runs[@]}"; do
 				printf "SCENARIO='%s'\nLRU='%s'\nDURATION='%s'\nUSER_RSS_LIMIT='%s'\n" \
 					"$s" "$lru" "$DURATION" "$RSS_LIMIT"
 				printf "HOG_CMD='%s'\nMODE='%s'\nRESULT_NAME='%s'\n" "$HOG" "$mode" "$name"
+				printf "SAMPLE_INTERVAL='%s'\n" "$SAMPLE_INTERVAL"
 			} >"$stage/rsslim/job.env"
 			(cd "$stage" && find . | cpio -o -H newc --quiet --owner=0:0) | gzip -1 >"$stage/job.cpio.gz"
 			cat build/initramfs.cpio.gz "$stage/job.cpio.gz" >"$stage/initrd.gz"

@@ -49,8 +49,20 @@ sync
 echo 3 >/proc/sys/vm/drop_caches
 cat /proc/vmstat >"$out/vmstat.before"
 
-sampler --roles "$roles" --out "$out/samples.tsv" --interval "${SAMPLE_INTERVAL:-100ms}" &
-sampler_pid=$!
+# Swap-token changes of holder, from the tracepoints (converted at the end).
+tracing=/sys/kernel/tracing
+if [ -d "$tracing/events/swap_token" ]; then
+	echo >"$tracing/trace"
+	echo 1 >"$tracing/events/swap_token/enable"
+fi
+t0_uptime=$(cut -d' ' -f1 /proc/uptime)
+
+# SAMPLE_INTERVAL=0 runs without the sampler, to measure what sampling costs.
+sampler_pid=
+if [ "${SAMPLE_INTERVAL:-100ms}" != 0 ]; then
+	sampler --roles "$roles" --out "$out/samples.tsv" --interval "${SAMPLE_INTERVAL:-100ms}" &
+	sampler_pid=$!
+fi
 
 # Victim first; the hog starts once the victim's memory is all touched.
 victim_pid=
@@ -129,8 +141,23 @@ if [ -n "$trimd_pid" ]; then
 	kill "$trimd_pid"
 	wait "$trimd_pid"
 fi
-kill "$sampler_pid"
-wait "$sampler_pid"
+if [ -n "$sampler_pid" ]; then
+	kill "$sampler_pid"
+	wait "$sampler_pid"
+fi
+if [ -d "$tracing/events/swap_token" ]; then
+	echo 0 >"$tracing/events/swap_token/enable"
+	# t_ms (since the sampler started) old_pid new_pid reason
+	awk -v t0="$t0_uptime" 'BEGIN { print "t_ms\told_pid\tnew_pid\treason" }
+		/swap_token_[a-z]+: / {
+			for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) ts = substr($i, 1, length($i) - 1)
+			match($0, /swap_token_[a-z]+:/); ev = substr($0, RSTART + 11, RLENGTH - 12)
+			match($0, / pid=[0-9]+/); pid = substr($0, RSTART + 5, RLENGTH - 5)
+			match($0, /old_pid=[0-9]+/); old = substr($0, RSTART + 8, RLENGTH - 8)
+			if (ev == "acquire" || ev == "replace") printf "%d\t%s\t%s\t%s\n", (ts - t0) * 1000, old, pid, ev
+			else printf "%d\t%s\t0\t%s\n", (ts - t0) * 1000, pid, ev
+		}' "$tracing/trace" >"$out/token.tsv"
+fi
 cat /proc/vmstat >"$out/vmstat.after"
 dmesg >"$out/dmesg.txt"
 echo "complete" >"$out/status"

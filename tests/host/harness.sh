@@ -32,7 +32,8 @@ results_before=$(list_results)
 rc=0
 for bad in "RAM=abc:RAM must be" "SWAP=-1:SWAP must be" "DURATION=0:DURATION must be" \
 	"SCENARIOS=no-such-scenario:unknown scenario" "LRU=fifo:LRU must be" \
-	"RSS_LIMIT=12Q:RSS_LIMIT must be" "REPEAT=0:REPEAT must be" "MODE=7:MODE must be"; do
+	"RSS_LIMIT=12Q:RSS_LIMIT must be" "REPEAT=0:REPEAT must be" "MODE=7:MODE must be" \
+	"SAMPLE_INTERVAL=5s:SAMPLE_INTERVAL must be"; do
 	fails_with "^error: ${bad#*:}" env "${bad%%:*}" "$top/harness/bench.sh" || rc=1
 done
 [ "$results_before" = "$(list_results)" ] || rc=1
