@@ -55,7 +55,8 @@ help:
 	@echo '  ACCEL=kvm|tcg        force the accelerator (default: probe KVM, fall back to TCG)'
 	@echo '  TIMEOUT=1200         seconds before a guest that does not power off is killed'
 	@echo '  GUEST_CPUS=2         guest CPUs'
-	@echo '  SCENARIOS= DURATION= REPEAT= LRU= RSS_LIMIT= HOG= MODE=   bench controls (see README)'
+	@echo '  SCENARIOS= DURATION= REPEAT= LRU= RSS_LIMIT= HOG= MODE= SAMPLE_INTERVAL='
+	@echo '                       bench controls (see README)'
 
 deps:
 	@harness/deps.sh
