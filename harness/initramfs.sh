@@ -13,6 +13,9 @@ stage=$(mktemp -d "$BUILD_DIR/initramfs.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 
 mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,etc,proc,sys,dev,tmp,run,rsslim/bin,rsslim/tests,rsslim/scenarios}
+# mktemp made the root 0700: other users in the guest could not open any file.
+chmod 0755 "$stage"
+chmod 1777 "$stage/tmp"
 cp /bin/busybox "$stage/bin/busybox"
 ln -s busybox "$stage/bin/sh"
 install -m 0755 "$RSSLIM_TOP/harness/guest/init" "$stage/init"

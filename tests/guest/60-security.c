@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What an unprivileged user can and cannot see or change: the swap-token
+ * holder readout in a child pid namespace never shows a pid from outside
+ * it (and shows its own processes with their namespace pids); the new
+ * sysctls are root's; another user's RSS limit cannot be changed.
+ */
+#include "guest_util.h"
+
+#include <sched.h>
+
+#include "kselftest_harness.h"
+
+#define THRASH (130 * MIB)	/* two of these need more than the guest's RAM */
+#define NOBODY 65534
+
+static pid_t holder_pid(void)
+{
+	char buf[64];
+
+	if (read_file("/proc/sys/vm/swap_token_holder", buf, sizeof(buf)))
+		return -1;
+	return (pid_t)atoi(buf);
+}
+
+/* What a reader saw: samples, holders shown, and anything unexpected. */
+struct readout {
+	int samples, outside_view_held, shown, shown_own, shown_foreign;
+	pid_t foreign;
+};
+
+/*
+ * In a new pid namespace (the reader is its pid 1), sample the holder for
+ * `seconds`; if `thrash_inside`, first start a thrashing process there
+ * (its pid 2), so the token can also be held from inside. Any pid shown
+ * other than 1 or 2 (when it exists) is a leak from outside.
+ */
+static int read_in_child_pidns(double seconds, bool thrash_inside, struct readout *out)
+{
+	int fds[2], status;
+	pid_t outer;
+
+	memset(out, 0, sizeof(*out));
+	if (pipe(fds))
+		return -1;
+	outer = fork();
+	if (outer < 0)
+		return -1;
+	if (outer == 0) {
+		pid_t init;
+
+		close(fds[0]);
+		if (unshare(CLONE_NEWPID))
+			_exit(10);
+		init = fork();
+		if (init < 0)
+			_exit(11);
+		if (init == 0) {
+			struct readout r = { 0 };
+			pid_t thrasher = 0;
+
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getpid() != 1)
+				_exit(12);
+			if (thrash_inside) {
+				thrasher = spawn_toucher("thrash-ns", THRASH, TOUCH_LOOP,
+							 RLIM_INFINITY);
+				if (thrasher != 2)
+					_exit(13);
+			}
+			for (double end = now_s() + seconds; now_s() < end; r.samples++) {
+				pid_t p = holder_pid();
+
+				if (p > 0) {
+					r.shown++;
+					/* The reader itself faults too and may hold it. */
+					if (p == thrasher || p == 1) {
+						r.shown_own++;
+					} else {
+						r.shown_foreign++;
+						r.foreign = p;
+					}
+				}
+				sleep_s(0.05);
+			}
+			stop_child(thrasher);
+			if (write(fds[1], &r, sizeof(r)) != sizeof(r))
+				_exit(14);
+			_exit(0);
+		}
+		waitpid(init, &status, 0);
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 15);
+	}
+	close(fds[1]);
+	/* Meanwhile, from outside: was the token held at all? */
+	for (double end = now_s() + seconds; now_s() < end; sleep_s(0.1))
+		out->outside_view_held += holder_pid() > 0;
+	{
+		struct readout r;
+		ssize_t n = read(fds[0], &r, sizeof(r));
+
+		close(fds[0]);
+		waitpid(outer, &status, 0);
+		if (n != sizeof(r) || !WIFEXITED(status) || WEXITSTATUS(status))
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		r.outside_view_held = out->outside_view_held;
+		*out = r;
+	}
+	return 0;
+}
+
+FIXTURE(security) {
+	long saved_token, saved_timeout;
+};
+
+FIXTURE_SETUP(security)
+{
+	self->saved_token = sysctl_read("swap_token");
+	self->saved_timeout = sysctl_read("swap_token_timeout_ms");
+	ASSERT_LE(0, self->saved_token);
+	ASSERT_EQ(0, sysctl_write("swap_token", 1));
+	ASSERT_EQ(0, sysctl_write("swap_token_timeout_ms", 1000));
+	drop_caches();
+}
+
+FIXTURE_TEARDOWN(security)
+{
+	sysctl_write("swap_token", self->saved_token);
+	sysctl_write("swap_token_timeout_ms", self->saved_timeout);
+}
+
+/* Two thrashers outside hold the token; a reader inside sees nobody. */
+TEST_F_TIMEOUT(security, pidns_reader_never_sees_outside_holders, 120)
+{
+	struct readout r;
+	pid_t a, b;
+	int rc;
+
+	a = spawn_toucher("thrash-a", THRASH, TOUCH_LOOP, RLIM_INFINITY);
+	b = spawn_toucher("thrash-b", THRASH, TOUCH_LOOP, RLIM_INFINITY);
+	ASSERT_GT(a, 0);
+	ASSERT_GT(b, 0);
+	rc = read_in_child_pidns(6, false, &r);
+	stop_child(a);
+	stop_child(b);
+	ASSERT_EQ(0, rc);
+	TH_LOG("inside: %d samples, %d with a holder shown (foreign pid %d); outside: held in %d",
+	       r.samples, r.shown, r.foreign, r.outside_view_held);
+	/* Without a holder outside, the test would prove nothing. */
+	ASSERT_GE(r.outside_view_held, 5);
+	EXPECT_GE(r.samples, 20);
+	EXPECT_EQ(0, r.shown);
+}
+
+/*
+ * One thrasher outside, one inside: the inside reader sees its own
+ * processes (the thrasher as pid 2, itself as pid 1) when they hold the
+ * token, and nothing else.
+ */
+TEST_F_TIMEOUT(security, pidns_reader_sees_its_own_holder_by_namespace_pid, 120)
+{
+	struct readout r;
+	pid_t a;
+	int rc;
+
+	a = spawn_toucher("thrash-a", THRASH, TOUCH_LOOP, RLIM_INFINITY);
+	ASSERT_GT(a, 0);
+	rc = read_in_child_pidns(10, true, &r);
+	stop_child(a);
+	ASSERT_EQ(0, rc);
+	TH_LOG("inside: %d samples, own holder shown %d, foreign %d (pid %d); outside: held in %d",
+	       r.samples, r.shown_own, r.shown_foreign, r.foreign, r.outside_view_held);
+	ASSERT_GE(r.outside_view_held, 5);
+	EXPECT_EQ(0, r.shown_foreign);
+	/* The token moves every second between the two: inside holds it too. */
+	EXPECT_GT(r.shown_own, 0);
+}
+
+/* The knobs are root's: another user can read them, not write them. */
+TEST_F(security, sysctls_are_read_only_for_other_users)
+{
+	static const char *const knobs[] = {
+		"rss_limit_enforce", "swap_token", "swap_token_timeout_ms", "swap_token_idle_ms",
+	};
+	pid_t pid = fork();
+	int status;
+
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (setgid(NOBODY) || setuid(NOBODY))
+			_exit(20);
+		for (unsigned int i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+			char path[128], buf[32];
+			int fd;
+
+			snprintf(path, sizeof(path), "/proc/sys/vm/%s", knobs[i]);
+			if (read_file(path, buf, sizeof(buf))) {
+				fprintf(stderr, "# read %s: %s\n", path, strerror(errno));
+				_exit(30 + i);
+			}
+			fd = open(path, O_WRONLY);
+			if (fd >= 0 || errno != EACCES) {
+				fprintf(stderr, "# open %s for writing: %s\n", path,
+					fd >= 0 ? "allowed" : strerror(errno));
+				_exit(40 + i);
+			}
+		}
+		if (read_file("/proc/sys/vm/swap_token_holder", (char[64]){ 0 }, 64))
+			_exit(50);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* A user cannot change another user's RSS limit, in either direction. */
+TEST_F(security, other_users_limit_cannot_be_changed)
+{
+	struct rlimit mine = { 32 * MIB, RLIM_INFINITY };
+	pid_t victim, attacker;
+	int status;
+
+	victim = spawn_toucher("other-user", 4 * MIB, TOUCH_ONCE, 32 * MIB);
+	ASSERT_GT(victim, 0);
+	attacker = fork();
+	ASSERT_LE(0, attacker);
+	if (attacker == 0) {
+		struct rlimit lower = { 1 * MIB, 1 * MIB }, raise = { 64 * MIB, RLIM_INFINITY };
+
+		if (setgid(NOBODY) || setuid(NOBODY))
+			_exit(20);
+		if (prlimit(victim, RLIMIT_RSS, &lower, NULL) != -1 || errno != EPERM)
+			_exit(21);
+		if (prlimit(victim, RLIMIT_RSS, &raise, NULL) != -1 || errno != EPERM)
+			_exit(22);
+		_exit(0);
+	}
+	waitpid(attacker, &status, 0);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, prlimit(victim, RLIMIT_RSS, NULL, &mine));
+	EXPECT_EQ(32 * MIB, (long long)mine.rlim_cur);
+	EXPECT_EQ(32 * MIB / PAGE_SZ, status_num(victim, "RssLimitPages"));
+	stop_child(victim);
+}
+
+TEST_HARNESS_MAIN

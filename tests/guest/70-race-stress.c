@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Race stress for the new per-mm state and reclaim paths, bounded to about
+ * a minute: while two thrashing processes keep memory short, processes
+ * fork, exec and exit (short-lived swap-token holders among them), another
+ * process changes their RSS limits with prlimit, and the sysctls and MGLRU
+ * are switched at random. The kernel must not warn or crash (run-tests.sh
+ * fails the run on any splat; the debug kernel adds KASAN and lockdep), and
+ * nothing may be left behind: no stale token holder, no leaked swap.
+ */
+#include "guest_util.h"
+
+#include <dirent.h>
+
+#include "kselftest_harness.h"
+
+#define STRESS_SECONDS	40
+#define NAME_PREFIX	"race-"
+
+static long long meminfo_kb(const char *key)
+{
+	char buf[4096], text[64];
+
+	if (read_file("/proc/meminfo", buf, sizeof(buf)) || !field_text(buf, key, text, sizeof(text)))
+		return -1;
+	return atoll(text);
+}
+
+static long long swap_used_kb(void)
+{
+	return meminfo_kb("SwapTotal") - meminfo_kb("SwapFree");
+}
+
+/* Cheap per-process pseudo-random numbers (xorshift), no shared state. */
+static unsigned int next_random(unsigned int *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 17;
+	*state ^= *state << 5;
+	return *state;
+}
+
+/* Is pid one of ours: a race-* process or the hog it execs? */
+static bool is_target(pid_t pid)
+{
+	char path[64], comm[32];
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (read_file(path, comm, sizeof(comm)))
+		return false;
+	return !strncmp(comm, NAME_PREFIX, strlen(NAME_PREFIX)) || !strcmp(comm, "hog\n");
+}
+
+static pid_t start_loop(const char *name, int (*body)(double end, unsigned int seed), double end,
+			unsigned int seed)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_NAME, name);
+		_exit(body(end, seed));
+	}
+	return pid;
+}
+
+/*
+ * Forks children that either touch a few MiB and exit, or exec the hog
+ * for one short pass. Exit status: 0, or 1 if a child failed.
+ */
+static int churn(double end, unsigned int seed)
+{
+	int forks = 0;
+
+	while (now_s() < end) {
+		unsigned int r = next_random(&seed);
+		pid_t pid = fork();
+		int status;
+
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			prctl(PR_SET_NAME, NAME_PREFIX "child");
+			if (r & 1) {
+				char *const argv[] = { "hog", "--size", "24M", "--passes", "1", NULL };
+				int devnull = open("/dev/null", O_WRONLY);
+
+				if (devnull >= 0)
+					dup2(devnull, 1);
+				execv("/rsslim/bin/hog", argv);
+				_exit(4);
+			}
+			{
+				size_t bytes = (size_t)(8 + r % 32) * MIB;
+				unsigned char *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+							  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+				if (mem == MAP_FAILED)
+					_exit(5);
+				for (int pass = 0; pass < 2; pass++)
+					for (size_t off = 0; off < bytes; off += PAGE_SZ)
+						mem[off]++;
+			}
+			_exit(0);
+		}
+		forks++;
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+			return 1;
+	}
+	return forks >= 10 ? 0 : 2;
+}
+
+/* prlimit RLIMIT_RSS on every target found, to random values. */
+static int limiter(double end, unsigned int seed)
+{
+	static const rlim_t limits[] = {
+		1 * MIB, 4 * MIB, 16 * MIB, 64 * MIB, RLIM_INFINITY,
+	};
+	int changed = 0;
+
+	while (now_s() < end) {
+		DIR *proc = opendir("/proc");
+		struct dirent *d;
+
+		if (!proc)
+			return 1;
+		while ((d = readdir(proc))) {
+			pid_t pid = (pid_t)atoi(d->d_name);
+			struct rlimit rl;
+
+			if (pid <= 0 || pid == getpid() || !is_target(pid))
+				continue;
+			rl.rlim_cur = limits[next_random(&seed) % 5];
+			rl.rlim_max = RLIM_INFINITY;
+			if (prlimit(pid, RLIMIT_RSS, &rl, NULL) == 0)
+				changed++;
+			else if (errno != ESRCH)
+				return 3;	/* only "it exited" is expected */
+		}
+		closedir(proc);
+		sleep_s(0.01);
+	}
+	return changed >= 20 ? 0 : 2;
+}
+
+/* The knobs and MGLRU switched at random every 100 ms. */
+static int toggler(double end, unsigned int seed)
+{
+	while (now_s() < end) {
+		unsigned int r = next_random(&seed);
+
+		if (sysctl_write("rss_limit_enforce", r % 4) ||
+		    sysctl_write("swap_token", (r >> 2) & 1) ||
+		    sysctl_write("swap_token_timeout_ms", 100 + (r >> 3) % 2000) ||
+		    set_mglru((r >> 14) & 1))
+			return 1;
+		sleep_s(0.1);
+	}
+	return 0;
+}
+
+FIXTURE(race) {
+	long saved_enforce, saved_token, saved_timeout;
+};
+
+FIXTURE_SETUP(race)
+{
+	self->saved_enforce = sysctl_read("rss_limit_enforce");
+	self->saved_token = sysctl_read("swap_token");
+	self->saved_timeout = sysctl_read("swap_token_timeout_ms");
+	ASSERT_LE(0, self->saved_enforce);
+	drop_caches();
+}
+
+FIXTURE_TEARDOWN(race)
+{
+	sysctl_write("rss_limit_enforce", self->saved_enforce);
+	sysctl_write("swap_token", self->saved_token);
+	sysctl_write("swap_token_timeout_ms", self->saved_timeout);
+	set_mglru(true);
+}
+
+TEST_F_TIMEOUT(race, limits_knobs_and_lru_switched_under_churn, 180)
+{
+	double end = now_s() + STRESS_SECONDS;
+	long long swap_before, swap_after = -1;
+	pid_t a, b, loops[3];
+	int status[3], holder = -1;
+
+	swap_before = swap_used_kb();
+	ASSERT_LE(0, swap_before);
+	a = spawn_toucher(NAME_PREFIX "thrash-a", 110 * MIB, TOUCH_LOOP, RLIM_INFINITY);
+	b = spawn_toucher(NAME_PREFIX "thrash-b", 110 * MIB, TOUCH_LOOP, RLIM_INFINITY);
+	ASSERT_GT(a, 0);
+	ASSERT_GT(b, 0);
+	loops[0] = start_loop(NAME_PREFIX "churn", churn, end, 0x9e3779b9u);
+	loops[1] = start_loop("limiter", limiter, end, 0x85ebca6bu);
+	loops[2] = start_loop("toggler", toggler, end, 0xc2b2ae35u);
+	for (int i = 0; i < 3; i++) {
+		ASSERT_GT(loops[i], 0);
+		waitpid(loops[i], &status[i], 0);
+	}
+	stop_child(a);
+	stop_child(b);
+	/* Quiet again: knobs back on, nobody faulting. */
+	ASSERT_EQ(0, sysctl_write("swap_token", 1));
+	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", self->saved_enforce));
+	for (int i = 0; i < 50; i++) {	/* swap slots are freed as the exits finish */
+		char buf[64];
+
+		swap_after = swap_used_kb();
+		holder = read_file("/proc/sys/vm/swap_token_holder", buf, sizeof(buf)) ? -1 : atoi(buf);
+		if (swap_after <= swap_before + 4096 && holder == 0)
+			break;
+		sleep_s(0.1);
+	}
+	TH_LOG("churn %d, limiter %d, toggler %d; swap used %lld kB -> %lld kB; holder %d",
+	       status[0], status[1], status[2], swap_before, swap_after, holder);
+	for (int i = 0; i < 3; i++) {
+		EXPECT_TRUE(WIFEXITED(status[i]));
+		EXPECT_EQ(0, WEXITSTATUS(status[i]));
+	}
+	EXPECT_EQ(0, holder);
+	EXPECT_LE(swap_after, swap_before + 4096);
+}
+
+TEST_HARNESS_MAIN
