@@ -3,7 +3,7 @@
 # collect the results in results/<run-id>/ and print the comparison.
 #
 # Variables (all optional): SCENARIOS DURATION REPEAT RAM SWAP LRU RSS_LIMIT HOG MODE
-# SAMPLE_INTERVAL
+# SAMPLE_INTERVAL RESULTS_DIR (default results; the fault tests use a temporary one)
 set -euo pipefail
 # shellcheck source=harness/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -58,16 +58,19 @@ make --no-print-directory initramfs
 
 if [ -n "$HOG" ]; then
 	prog=${HOG%% *}
-	if ! cpio -it --quiet <(zcat build/initramfs.cpio.gz) 2>/dev/null |
-		grep -qxE "(usr/)?s?bin/$prog|rsslim/bin/$prog" && ! busybox --list | grep -qx "$prog"; then
+	# (No grep -q on a pipe here: with pipefail, grep stopping early fails the pipe.)
+	if ! zcat build/initramfs.cpio.gz | cpio -it --quiet 2>/dev/null |
+		grep -xE "(usr/)?s?bin/$prog|rsslim/bin/$prog" >/dev/null &&
+		! busybox --list | grep -x "$prog" >/dev/null; then
 		die "HOG program '$prog' is not in the guest image (try hog or stress-ng)"
 	fi
 fi
 
-mkdir -p results
+results=${RESULTS_DIR:-results}
+mkdir -p "$results"
 run_id=$(date +%Y%m%d-%H%M%S)
-while [ -e "results/$run_id" ] || [ -e "results/$run_id.partial" ]; do run_id="$run_id-x"; done
-run_dir=results/$run_id.partial
+while [ -e "$results/$run_id" ] || [ -e "$results/$run_id.partial" ]; do run_id="$run_id-x"; done
+run_dir=$results/$run_id.partial
 mkdir -p "$run_dir"
 interrupted() {
 	echo "interrupted by signal at $(date -Is)" >"$run_dir/INTERRUPTED"
@@ -140,7 +143,8 @@ for run in "${runs[@]}"; do
 				rmdir "$dir/boot/guest/$name" "$dir/boot/guest" 2>/dev/null || true
 			fi
 			if [ "$(cat "$dir/status" 2>/dev/null)" != complete ]; then
-				reason=$(grep -m1 '^error:' "$dir/boot.log" || echo "guest did not complete the scenario")
+				reason=$(grep -m1 '^incomplete: ' "$dir/status" 2>/dev/null ||
+					grep -m1 '^error:' "$dir/boot.log" || echo "guest did not complete the scenario")
 				echo "$reason" >"$dir/INCOMPLETE"
 				incomplete+=("$name")
 				log "  incomplete: $reason"
@@ -151,11 +155,11 @@ done
 trap - INT TERM
 
 python3 harness/summarize.py "$run_dir" | tee "$run_dir/report.txt"
-final=results/$run_id
+final=$results/$run_id
 mv "$run_dir" "$final"
-ln -sfn "$run_id" results/latest
+ln -sfn "$run_id" "$results/latest"
 harness/plots.sh "$final" || log "some figures could not be drawn (see above)"
-log "results in $final (results/latest) after $(($(date +%s) - bench_start)) s"
+log "results in $final ($results/latest) after $(($(date +%s) - bench_start)) s"
 log "report page: $final/plots/index.html"
 if [ "${#incomplete[@]}" -gt 0 ]; then
 	echo "error: incomplete scenarios: ${incomplete[*]}" >&2

@@ -98,12 +98,35 @@ fi
 
 log "booting guest job '$job' ($accel, ${ram} MiB RAM, ${swap_mib} MiB swap, timeout ${timeout_s} s)"
 start=$(date +%s)
-set +e
-timeout -k 5 "$timeout_s" "${qemu_base[@]}" -accel "$accel" -display none -monitor none \
-	-serial "file:$out/console.log" -serial stdio "${disk_args[@]}" -append "$cmdline" \
-	</dev/null 2>"$out/qemu.stderr" | tr -d '\r' | tee "$out/job.log"
-qemu_rc=${PIPESTATUS[0]}
-set -e
+# The pipeline runs in the background so that a signal (Ctrl-C reaches this
+# script, not QEMU: timeout puts QEMU in a process group of its own) is
+# handled at once: QEMU is stopped and the run reported as interrupted.
+rm -f "$out/qemu.pid" "$out/qemu.rc"
+{
+	timeout -k 5 "$timeout_s" "${qemu_base[@]}" -accel "$accel" -display none -monitor none \
+		-serial "file:$out/console.log" -serial stdio "${disk_args[@]}" -append "$cmdline" \
+		</dev/null 2>"$out/qemu.stderr" &
+	echo $! >"$out/qemu.pid"
+	rc=0
+	wait $! || rc=$?
+	echo "$rc" >"$out/qemu.rc"
+} | tr -d '\r' | tee "$out/job.log" &
+pipeline=$!
+on_signal() {
+	trap - INT TERM
+	kill -TERM "$(cat "$out/qemu.pid" 2>/dev/null)" 2>/dev/null || true
+	wait "$pipeline" 2>/dev/null || true
+	echo "error: interrupted: guest job '$job' stopped after $(($(date +%s) - start)) s" >&2
+	cleanup_disks
+	# Die by the same signal, so the calling shell sees the interruption.
+	kill "-$1" $$
+}
+trap 'on_signal INT' INT
+trap 'on_signal TERM' TERM
+wait "$pipeline" || true
+trap - INT TERM
+qemu_rc=$(cat "$out/qemu.rc" 2>/dev/null || echo 1)
+rm -f "$out/qemu.pid" "$out/qemu.rc"
 elapsed=$(($(date +%s) - start))
 
 if [ -s "$out/results.img" ] && tar -tf "$out/results.img" >/dev/null 2>&1; then
@@ -115,6 +138,8 @@ problem=
 splat=$(grep -m1 -E 'Kernel panic|BUG:|Oops|WARNING:|general protection' "$out/console.log" || true)
 if [ -n "$splat" ]; then
 	problem="guest kernel failed: $splat"
+elif grep -q '^# rsslim: writing results to /dev/vdb failed' "$out/job.log"; then
+	problem="the guest's results did not fit on its ${RESULTS_DISK_MIB:-64} MiB results disk (set RESULTS_DISK_MIB)"
 elif [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
 	problem="guest did not power off within ${timeout_s} s (hung?)"
 elif ! grep -q "^# rsslim: job $job done" "$out/job.log"; then

@@ -13,7 +13,14 @@ trap 'rm -f "$tap_log"' EXIT
 extra_failures=0
 m() { make --no-print-directory "$@"; }
 
-# Host unit tests: every program in build/host-tests and every tests/host/*.sh.
+# The kernel and guest image first: the harness fault tests boot them.
+guest_ready=true
+if ! m kernel || ! m initramfs; then
+	echo "not ok - kernel or guest image build failed" | tee -a "$tap_log"
+	guest_ready=false
+fi
+
+# Host tests: every program in build/host-tests and every tests/host/*.sh.
 timed "building host tests and workloads" m workloads host-tests
 for t in build/host-tests/* tests/host/*.sh; do
 	[ -x "$t" ] || continue
@@ -22,9 +29,7 @@ for t in build/host-tests/* tests/host/*.sh; do
 done
 
 # Guest suite.
-if ! m kernel || ! m initramfs; then
-	echo "not ok - kernel or guest image build failed" | tee -a "$tap_log"
-else
+if $guest_ready; then
 	run_dir=$BUILD_DIR/test-run
 	rm -rf "$run_dir"
 	release=$(cat "$BUILD_DIR/obj-$KCONFIG/include/config/kernel.release")

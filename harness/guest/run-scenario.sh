@@ -120,6 +120,7 @@ start_hog() {
 }
 
 hog_pids=
+killed=
 if [ "$HOG_KIND" != none ]; then
 	start_hog hog
 	hog_pids=$(cat "$roles/hog")
@@ -129,14 +130,21 @@ if [ "$HOG_KIND" != none ]; then
 	fi
 	for pid in $hog_pids; do
 		wait "$pid"
-		echo "hog_exit $pid $?" >>"$out/guest-settings.txt"
+		rc=$?
+		echo "hog_exit $pid $rc" >>"$out/guest-settings.txt"
+		[ "$rc" -lt 128 ] || killed="$killed hog (pid $pid, exit $rc)"
 	done
 fi
 
 case $VICTIM in
 idle) kill -USR1 "$victim_pid" ;;
 esac
-[ -n "$victim_pid" ] && wait "$victim_pid"
+if [ -n "$victim_pid" ]; then
+	wait "$victim_pid"
+	rc=$?
+	echo "victim_exit $victim_pid $rc" >>"$out/guest-settings.txt"
+	[ "$rc" -lt 128 ] || killed="$killed victim (pid $victim_pid, exit $rc)"
+fi
 if [ -n "$trimd_pid" ]; then
 	kill "$trimd_pid"
 	wait "$trimd_pid"
@@ -160,5 +168,13 @@ if [ -d "$tracing/events/swap_token" ]; then
 fi
 cat /proc/vmstat >"$out/vmstat.after"
 dmesg >"$out/dmesg.txt"
+# A role that died by a signal (the OOM killer, most likely) makes the
+# run's numbers meaningless: keep them, but say so.
+if [ -n "$killed" ]; then
+	oom=$(grep -m1 'Killed process' "$out/dmesg.txt")
+	echo "incomplete: killed:$killed${oom:+; OOM killer: ${oom#*] }}" >"$out/status"
+	echo "# rsslim: scenario $SCENARIO ($LRU) incomplete: killed:$killed"
+	exit 0
+fi
 echo "complete" >"$out/status"
 echo "# rsslim: scenario $SCENARIO ($LRU) complete"
