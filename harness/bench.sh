@@ -79,9 +79,9 @@ interrupted() {
 }
 trap interrupted INT TERM
 
-kernel=$(harness/kernel.sh path default)
-release=$(cat build/obj-default/include/config/kernel.release)
-jq -n --arg release "$release" \
+kernel=$(harness/kernel.sh path "${KCONFIG:-default}")
+release=$(cat "build/obj-${KCONFIG:-default}/include/config/kernel.release")
+jq -n --arg release "$release" --arg flavor "${KCONFIG:-default}" \
 	--arg series "$(hash_files kernel-patch/series kernel-patch/*.patch)" \
 	--arg config "$(hash_files kernel-patch/*.config)" \
 	--arg qemu "$(qemu-system-x86_64 --version | head -1)" \
@@ -89,7 +89,7 @@ jq -n --arg release "$release" \
 	--arg lru "$LRU" --arg rss_limit "$RSS_LIMIT" --arg hog "$HOG" --arg mode "$MODE" \
 	--arg scenarios "$SCENARIOS" --arg start "$(date -Is)" --arg host "$(uname -n) $(uname -r)" \
 	--arg cpus "${GUEST_CPUS:-2}" --arg sample "$SAMPLE_INTERVAL" \
-	'{kernel_release: $release, series_hash: $series, config_hash: $config, qemu: $qemu,
+	'{kernel_release: $release, kernel_flavor: $flavor, series_hash: $series, config_hash: $config, qemu: $qemu,
 	  guest_ram: $ram, guest_swap: $swap, guest_cpus: $cpus, duration_s: $duration,
 	  repeat: $repeat, lru: $lru, rss_limit: $rss_limit, hog: $hog, mode: $mode,
 	  scenarios: $scenarios, start: $start, host: $host, sample_interval: $sample}' >"$run_dir/meta.json"

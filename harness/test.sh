@@ -41,6 +41,18 @@ if $guest_ready; then
 		echo "not ok - guest run failed (console: $run_dir/console.log)"
 	fi
 	log "guest suite took $(($(date +%s) - boot_start)) s on $(cat "$run_dir/accel" 2>/dev/null || echo '?')"
+	# The debug kernel also runs one short bench scenario: the bench's own
+	# paths (sampler, tracepoints, cgroup, trimming) under KASAN and lockdep.
+	if [ "$KCONFIG" = debug ]; then
+		rm -rf "$BUILD_DIR/debug-bench"
+		if RESULTS_DIR=$BUILD_DIR/debug-bench SCENARIOS=idle-2004 MODE=2 LRU=mglru DURATION=10 \
+			harness/bench.sh >"$BUILD_DIR/debug-bench.log" 2>&1; then
+			echo "ok - bench scenario idle-2004 (mode 2) on the debug kernel" | tee -a "$tap_log"
+		else
+			echo "not ok - bench scenario idle-2004 (mode 2) on the debug kernel" | tee -a "$tap_log"
+			grep -E '^error:|incomplete' "$BUILD_DIR/debug-bench.log" | sed 's/^/# /'
+		fi
+	fi
 fi
 
 # Result lines are counted at the start of a line only (nested TAP is

@@ -87,7 +87,7 @@ static int run_pair(struct __test_metadata *_metadata, struct pair_result *r)
  * 70-85%); comparing losses rather than what is kept, with an absolute
  * floor, keeps the test meaningful when the unlimited twin loses nothing.
  */
-TEST_F_TIMEOUT(reclaim, over_limit_loses_first, 180)
+TEST_F_TIMEOUT(reclaim, over_limit_loses_first, GUEST_TIMEOUT(180))
 {
 	struct pair_result r;
 
@@ -100,7 +100,7 @@ TEST_F_TIMEOUT(reclaim, over_limit_loses_first, 180)
 
 /* Knobs off: neither keeps less than half of what the other keeps, and the
  * counter does not move. The swap token is off too: it would favour one. */
-TEST_F_TIMEOUT(reclaim, knob_off_behaves_as_unpatched, 180)
+TEST_F_TIMEOUT(reclaim, knob_off_behaves_as_unpatched, GUEST_TIMEOUT(180))
 {
 	struct pair_result r;
 
@@ -113,7 +113,7 @@ TEST_F_TIMEOUT(reclaim, knob_off_behaves_as_unpatched, 180)
 }
 
 /* A soft limit: with memory free, an over-limit process keeps its pages. */
-TEST_F_TIMEOUT(reclaim, no_pressure_no_enforcement, 60)
+TEST_F_TIMEOUT(reclaim, no_pressure_no_enforcement, GUEST_TIMEOUT(60))
 {
 	long long before, after, counter0;
 	pid_t pid;

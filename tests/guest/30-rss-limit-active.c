@@ -36,7 +36,7 @@ FIXTURE_TEARDOWN(active)
  * sorting hog larger than the rest of RAM runs for 20 s under
  * ulimit -m 4000. In mode 2 the sleeper keeps at least 90%.
  */
-TEST_F_TIMEOUT(active, sleeper_keeps_its_memory_in_mode_2, 240)
+TEST_F_TIMEOUT(active, sleeper_keeps_its_memory_in_mode_2, GUEST_TIMEOUT(240))
 {
 	char *const argv[] = { "hog", "--size", "200M", "--pattern", "sort",
 			       "--duration", "20", NULL };
@@ -66,7 +66,7 @@ TEST_F_TIMEOUT(active, sleeper_keeps_its_memory_in_mode_2, 240)
 }
 
 /* Mode 2 is still a soft limit: without pressure, nothing is trimmed. */
-TEST_F_TIMEOUT(active, no_trim_without_pressure_in_mode_2, 60)
+TEST_F_TIMEOUT(active, no_trim_without_pressure_in_mode_2, GUEST_TIMEOUT(60))
 {
 	long long before, after, trims0;
 	pid_t pid;
@@ -90,7 +90,7 @@ TEST_F_TIMEOUT(active, no_trim_without_pressure_in_mode_2, 60)
  * then the process grows again by what it faults in before the next trim),
  * and the process still finishes its work.
  */
-TEST_F_TIMEOUT(active, hard_mode_trims_and_work_completes, 120)
+TEST_F_TIMEOUT(active, hard_mode_trims_and_work_completes, GUEST_TIMEOUT(120))
 {
 	char *const argv[] = { "hog", "--size", "48M", "--passes", "20", NULL };
 	long long samples[30], limit_kb = 8 * 1024;
@@ -126,7 +126,7 @@ TEST_F_TIMEOUT(active, hard_mode_trims_and_work_completes, 120)
 }
 
 /* prlimit --pid on a running process: trimmed within a second. */
-TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_3, 60)
+TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_3, GUEST_TIMEOUT(60))
 {
 	struct rlimit rl = { 8 * MIB, RLIM_INFINITY };
 	long long before, after;
@@ -146,7 +146,7 @@ TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_3, 60)
 }
 
 /* Same in mode 2, where it needs memory pressure to act. */
-TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_2, 120)
+TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_2, GUEST_TIMEOUT(120))
 {
 	struct rlimit rl = { 8 * MIB, RLIM_INFINITY };
 	long long before, after;
@@ -168,7 +168,7 @@ TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_2, 120)
 }
 
 /* Each trim is traced with the process's name. */
-TEST_F_TIMEOUT(active, trim_tracepoint, 60)
+TEST_F_TIMEOUT(active, trim_tracepoint, GUEST_TIMEOUT(60))
 {
 	char buf[65536];
 	long long trims0, pages0;

@@ -52,7 +52,7 @@ FIXTURE_TEARDOWN(trimd)
 	sysctl_write("swap_token", self->saved_token);
 }
 
-TEST_F_TIMEOUT(trimd, sleeper_keeps_its_memory, 240)
+TEST_F_TIMEOUT(trimd, sleeper_keeps_its_memory, GUEST_TIMEOUT(240))
 {
 	char *const argv[] = { "hog", "--size", "200M", "--pattern", "sort",
 			       "--duration", "20", NULL };
@@ -85,7 +85,7 @@ TEST_F_TIMEOUT(trimd, sleeper_keeps_its_memory, 240)
 }
 
 /* Within its limit, or without one: never touched, even in hard mode. */
-TEST_F_TIMEOUT(trimd, within_limit_or_unlimited_untouched, 60)
+TEST_F_TIMEOUT(trimd, within_limit_or_unlimited_untouched, GUEST_TIMEOUT(60))
 {
 	long long within0, free0, within1, free1;
 	pid_t within, unlimited, trimd;
@@ -108,7 +108,7 @@ TEST_F_TIMEOUT(trimd, within_limit_or_unlimited_untouched, 60)
 }
 
 /* --mode hard trims an over-limit process with no memory pressure. */
-TEST_F_TIMEOUT(trimd, hard_mode_trims_without_pressure, 60)
+TEST_F_TIMEOUT(trimd, hard_mode_trims_without_pressure, GUEST_TIMEOUT(60))
 {
 	long long before, after;
 	pid_t over, trimd;

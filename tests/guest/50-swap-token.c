@@ -106,7 +106,7 @@ static void sample_holders(pid_t a, pid_t b, double seconds, struct holders *h)
  * off for a timeout; when that happened the rotation restarts, so both
  * turns are required only when it did not.
  */
-TEST_F_TIMEOUT(token, one_thrashing_process_holds_it_and_it_moves, 120)
+TEST_F_TIMEOUT(token, one_thrashing_process_holds_it_and_it_moves, GUEST_TIMEOUT(120))
 {
 	long long disabled0 = vmstat("swap_token_disable"), disabled;
 	struct holders h;
@@ -132,7 +132,7 @@ TEST_F_TIMEOUT(token, one_thrashing_process_holds_it_and_it_moves, 120)
 	}
 }
 
-TEST_F_TIMEOUT(token, over_limit_never_holds_it, 120)
+TEST_F_TIMEOUT(token, over_limit_never_holds_it, GUEST_TIMEOUT(120))
 {
 	static char buf[1 << 20];
 	char needle[64];
@@ -164,7 +164,7 @@ TEST_F_TIMEOUT(token, over_limit_never_holds_it, 120)
 	EXPECT_GT(vmstat("swap_token_rss_limit_deny") - denied0, 0);
 }
 
-TEST_F_TIMEOUT(token, holder_over_its_limit_loses_it, 120)
+TEST_F_TIMEOUT(token, holder_over_its_limit_loses_it, GUEST_TIMEOUT(120))
 {
 	struct rlimit rl = { 4 * MIB, RLIM_INFINITY };
 	static char buf[1 << 20];
@@ -193,7 +193,7 @@ TEST_F_TIMEOUT(token, holder_over_its_limit_loses_it, 120)
 	EXPECT_TRUE(trace_shows_loss(buf, "swap_token_deny", held));
 }
 
-TEST_F_TIMEOUT(token, exiting_holder_frees_it, 120)
+TEST_F_TIMEOUT(token, exiting_holder_frees_it, GUEST_TIMEOUT(120))
 {
 	static char buf[1 << 20];
 	pid_t pid, held = 0;
@@ -215,7 +215,7 @@ TEST_F_TIMEOUT(token, exiting_holder_frees_it, 120)
 }
 
 /* Many short-lived thrashing processes: the token never points at a dead one. */
-TEST_F_TIMEOUT(token, short_lived_holders_leave_no_trace, 240)
+TEST_F_TIMEOUT(token, short_lived_holders_leave_no_trace, GUEST_TIMEOUT(240))
 {
 	pid_t bg = spawn_toucher("background", 90 * MIB, TOUCH_LOOP, RLIM_INFINITY);
 	pid_t dead[8];
@@ -235,7 +235,7 @@ TEST_F_TIMEOUT(token, short_lived_holders_leave_no_trace, 240)
 	EXPECT_NE(bg, holder_pid());
 }
 
-TEST_F_TIMEOUT(token, knob_off_nobody_holds_it, 120)
+TEST_F_TIMEOUT(token, knob_off_nobody_holds_it, GUEST_TIMEOUT(120))
 {
 	long long grabs0 = vmstat("swap_token_grab");
 	struct holders h;

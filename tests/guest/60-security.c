@@ -130,7 +130,7 @@ FIXTURE_TEARDOWN(security)
 }
 
 /* Two thrashers outside hold the token; a reader inside sees nobody. */
-TEST_F_TIMEOUT(security, pidns_reader_never_sees_outside_holders, 120)
+TEST_F_TIMEOUT(security, pidns_reader_never_sees_outside_holders, GUEST_TIMEOUT(120))
 {
 	struct readout r;
 	pid_t a, b;
@@ -157,7 +157,7 @@ TEST_F_TIMEOUT(security, pidns_reader_never_sees_outside_holders, 120)
  * processes (the thrasher as pid 2, itself as pid 1) when they hold the
  * token, and nothing else.
  */
-TEST_F_TIMEOUT(security, pidns_reader_sees_its_own_holder_by_namespace_pid, 120)
+TEST_F_TIMEOUT(security, pidns_reader_sees_its_own_holder_by_namespace_pid, GUEST_TIMEOUT(120))
 {
 	struct readout r;
 	pid_t a;

@@ -180,7 +180,7 @@ FIXTURE_TEARDOWN(race)
 	set_mglru(true);
 }
 
-TEST_F_TIMEOUT(race, limits_knobs_and_lru_switched_under_churn, 180)
+TEST_F_TIMEOUT(race, limits_knobs_and_lru_switched_under_churn, GUEST_TIMEOUT(180))
 {
 	double end = now_s() + STRESS_SECONDS;
 	long long swap_before, swap_after = -1;

@@ -23,6 +23,13 @@
 #include <unistd.h>
 
 #define MIB (1024LL * 1024LL)
+
+/*
+ * Per-test timeouts only guard against hangs. The debug kernel (KASAN,
+ * lockdep) under TCG runs the same tests 3-4 times slower, so every limit
+ * carries that margin.
+ */
+#define GUEST_TIMEOUT(seconds) ((seconds) * 4)
 #define PAGE_SZ 4096LL
 
 static inline int read_file(const char *path, char *buf, size_t len)
