@@ -26,10 +26,16 @@ HOST_TESTS  := $(patsubst tests/host/%.c,$(BUILD)/host-tests/%,$(wildcard tests/
 GUEST_C     := $(patsubst tests/guest/%.c,$(BUILD)/guest-tests/%,$(wildcard tests/guest/*.c))
 GUEST_SH    := $(patsubst tests/guest/%.sh,$(BUILD)/guest-tests/%,$(wildcard tests/guest/*.sh))
 INITRAMFS   := $(BUILD)/initramfs.cpio.gz
+# The kernel's own selftests run in the guest with the knobs on and off (see
+# tests/guest/80-upstream.sh for why these). Built against the tree's uapi headers.
+UPSTREAM_MM := cow mkdirty madv_populate map_populate mrelease_test mremap_test \
+	       mremap_dontunmap map_fixed_noreplace mlock2-tests on-fault-limit droppable
+UPSTREAM    := $(BUILD)/upstream-tests
+UAPI        := $(BUILD)/uapi/include/linux/mman.h
 SCRIPTS     := $(wildcard harness/*.sh harness/guest/*.sh tests/guest/*.sh tests/host/*.sh tools/*/*.sh) \
 	       harness/guest/init .ci/run
 
-.PHONY: plots help deps kernel kernel-tree kernel-patches workloads host-tests guest-tests initramfs shell test \
+.PHONY: plots help deps kernel kernel-tree kernel-patches workloads host-tests guest-tests upstream-tests initramfs shell test \
 	bench check clean distclean
 
 help:
@@ -105,13 +111,32 @@ $(BUILD)/guest-tests/%: tests/guest/%.sh
 $(SELFTESTS)/kselftest_harness.h:
 	@harness/kernel.sh tree
 
+$(UAPI): $(SELFTESTS)/kselftest_harness.h
+	@$(MAKE) -s -C $(BUILD)/linux O=$(CURDIR)/$(BUILD)/uapi-obj ARCH=x86_64 headers_install \
+		INSTALL_HDR_PATH=$(CURDIR)/$(BUILD)/uapi >/dev/null
+
+# Upstream code: built as upstream builds it (its warnings are not ours).
+$(UPSTREAM)/%: $(SELFTESTS)/mm/%.c $(UAPI)
+	@mkdir -p $(@D)
+	@: >$(@D)/local_config.h
+	$(CC) -std=gnu11 -O2 -w $(LDFLAGS) -isystem $(BUILD)/uapi/include -I$(@D) -I$(SELFTESTS) \
+		-I$(SELFTESTS)/mm -o $@ $< $(SELFTESTS)/mm/vm_util.c $(SELFTESTS)/mm/thp_settings.c -lrt -lpthread -lm
+
+$(UPSTREAM)/test_memcontrol: $(SELFTESTS)/cgroup/test_memcontrol.c $(UAPI)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -w $(LDFLAGS) -isystem $(BUILD)/uapi/include -I$(SELFTESTS) \
+		-I$(SELFTESTS)/cgroup -o $@ $< $(SELFTESTS)/cgroup/cgroup_util.c
+
+upstream-tests: $(addprefix $(UPSTREAM)/,$(UPSTREAM_MM) test_memcontrol)
+
 guest-tests: $(GUEST_C) $(GUEST_SH)
 
 host-tests: $(HOST_TESTS)
 
 $(INITRAMFS): harness/initramfs.sh harness/guest/init $(wildcard harness/guest/*.sh harness/scenarios/*) \
-		$(WORKLOADS) $(GUEST_PROGS) $(TRIMD) $(GUEST_C) $(GUEST_SH)
-	@harness/initramfs.sh $@ $(BUILD)/bin $(BUILD)/guest-tests
+		$(WORKLOADS) $(GUEST_PROGS) $(TRIMD) $(GUEST_C) $(GUEST_SH) \
+		$(addprefix $(UPSTREAM)/,$(UPSTREAM_MM) test_memcontrol)
+	@harness/initramfs.sh $@ $(BUILD)/bin $(BUILD)/guest-tests $(UPSTREAM)
 
 initramfs: deps
 	@$(MAKE) --no-print-directory $(INITRAMFS)
@@ -133,7 +158,7 @@ plots:
 	@harness/plots.sh $(if $(findstring /,$(RUN)),$(RUN),results/$(RUN))
 
 clean:
-	rm -rf $(BUILD)/bin $(BUILD)/host-tests $(BUILD)/guest-tests $(BUILD)/obj-* $(INITRAMFS) \
+	rm -rf $(BUILD)/bin $(BUILD)/host-tests $(BUILD)/guest-tests $(UPSTREAM) $(BUILD)/uapi $(BUILD)/uapi-obj $(BUILD)/obj-* $(INITRAMFS) \
 		$(BUILD)/test-run $(BUILD)/shell
 
 distclean:

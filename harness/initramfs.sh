@@ -3,7 +3,7 @@
 # the shared libraries they need), the static rsslim programs and guest
 # tests, the guest scripts and scenario files.
 #
-#   initramfs.sh OUTPUT BIN_DIR GUEST_TEST_DIR
+#   initramfs.sh OUTPUT BIN_DIR GUEST_TEST_DIR [UPSTREAM_TEST_DIR]
 set -euo pipefail
 # shellcheck source=harness/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -41,6 +41,13 @@ done
 for f in "$test_dir"/*; do
 	[ -x "$f" ] && install -m 0755 "$f" "$stage/rsslim/tests/"
 done
+# The kernel's own selftests (optional fourth argument), run by 80-upstream.
+if [ -n "${4:-}" ]; then
+	mkdir -p "$stage/rsslim/upstream"
+	for f in "$4"/*; do
+		[ -x "$f" ] && install -m 0755 "$f" "$stage/rsslim/upstream/"
+	done
+fi
 echo "root:x:0:0:root:/root:/bin/sh" >"$stage/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$stage/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
