@@ -137,7 +137,7 @@ TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_3, GUEST_TIMEOUT(60))
 	ASSERT_GT(pid, 0);
 	before = rss_kb(pid);
 	ASSERT_EQ(0, prlimit(pid, RLIMIT_RSS, &rl, NULL));
-	sleep_s(1);
+	sleep_s(time_scale());
 	after = rss_kb(pid);
 	stop_child(pid);
 	TH_LOG("rss %lld kB -> %lld kB one second after prlimit", before, after);
@@ -159,7 +159,7 @@ TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_2, GUEST_TIMEOUT(120))
 	ASSERT_GT(pressure, 0);
 	before = rss_kb(pid);
 	ASSERT_EQ(0, prlimit(pid, RLIMIT_RSS, &rl, NULL));
-	sleep_s(1);
+	sleep_s(time_scale());
 	after = rss_kb(pid);
 	stop_child(pressure);
 	stop_child(pid);

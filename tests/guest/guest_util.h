@@ -173,6 +173,25 @@ static inline void sleep_s(double s)
 		;
 }
 
+/*
+ * How many times slower than the default kernel this guest runs: the debug
+ * kernel (KASAN, lockdep) gets rsslim.time_scale=N on its command line. It
+ * stretches the windows a test waits for something to happen, never a
+ * threshold on what happened.
+ */
+static inline double time_scale(void)
+{
+	char buf[1024];
+	const char *p;
+	double scale;
+
+	if (read_file("/proc/cmdline", buf, sizeof(buf)))
+		return 1;
+	p = strstr(buf, "rsslim.time_scale=");
+	scale = p ? atof(p + strlen("rsslim.time_scale=")) : 1;
+	return scale >= 1 ? scale : 1;
+}
+
 /* Free the page cache and reclaimable slab so runs start alike. */
 static inline void drop_caches(void)
 {
