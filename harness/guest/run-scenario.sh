@@ -89,7 +89,9 @@ fi
 
 trimd_pid=
 if [ -n "$TRIMD" ]; then
-	rsstrimd --mode "$TRIMD" >"$out/trimd.tsv" 2>&1 &
+	# --stop (the process is stopped while it is trimmed): rsstrimd at its
+	# best, as the rival of the kernel modes.
+	rsstrimd --mode "$TRIMD" --stop >"$out/trimd.tsv" 2>&1 &
 	trimd_pid=$!
 	echo "$trimd_pid" >"$roles/trimd"
 fi

@@ -13,6 +13,7 @@
  * guest the swap disk writes slower than a new hog fills memory, so the
  * enforcer needs that much headroom to page the hog out before kswapd
  * starts on the neighbour (at 64M the sleeper kept 66-100% over runs).
+ * --stop: see the sleeper test.
  */
 static pid_t spawn_trimd(const char *mode)
 {
@@ -25,7 +26,7 @@ static pid_t spawn_trimd(const char *mode)
 		if (devnull >= 0)
 			dup2(devnull, 1);
 		execl("/rsslim/bin/rsstrimd", "rsstrimd", "--mode", mode, "--rescan", "200ms",
-		      "--min-available", "128M", (char *)NULL);
+		      "--min-available", "128M", "--stop", (char *)NULL);
 		_exit(4);
 	}
 	sleep_s(0.5);
@@ -75,13 +76,14 @@ TEST_F_TIMEOUT(trimd, sleeper_keeps_its_memory, GUEST_TIMEOUT(240))
 	       100.0 * (double)after / (double)before);
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	/*
-	 * At least 75%. The goal is 90%, which the kernel's mode 2 meets in
-	 * every run (100%); rsstrimd kept 84-100% here: from user space it
-	 * can page the hog out but not slow it down, and when the swap disk
-	 * lags behind the hog's faults kswapd takes the rest from the
-	 * sleeper. Without rsstrimd the sleeper keeps about 20%.
+	 * At least 90%. Without --stop rsstrimd kept 84-100% in earlier runs
+	 * (24-36% while another guest competed for the host's CPUs): a hog
+	 * faults its pages back in while they are paged out, and the memory
+	 * comes from the sleeper. Stopped during each trim it cannot (100% in
+	 * 3 of 3 runs next to that competing guest). Without rsstrimd the
+	 * sleeper keeps about 20%.
 	 */
-	EXPECT_GE(after * 4, before * 3);
+	EXPECT_GE(after * 10, before * 9);
 }
 
 /* Within its limit, or without one: never touched, even in hard mode. */

@@ -9,7 +9,7 @@ trap 'rm -rf "$tmp"' EXIT
 n=0
 failed=0
 echo "TAP version 13"
-echo "1..3"
+echo "1..4"
 result() {
 	n=$((n + 1))
 	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=$((failed + 1)); fi
@@ -50,4 +50,21 @@ kill "$victim"
 awk -F'\t' -v pid="$victim" '$2 == pid { found = 1 } END { exit !found }' "$tmp/log" &&
 	grep -q '^# summary trims=' "$tmp/log"
 result $? "--once --dry-run finds an over-limit process and reports a summary"
+# --stop: the process is stopped only while it is trimmed, and runs again.
+if [ "$(id -u)" -eq 0 ]; then
+	prlimit --rss=4096:unlimited sleep 30 &
+	victim=$!
+	sleep 0.2
+	rc=0
+	build/bin/rsstrimd --once --mode hard --stop >"$tmp/log" 2>&1 || rc=1
+	sleep 0.1
+	state=$(awk '{ sub(/.*\) /, ""); print substr($0, 1, 1) }' "/proc/$victim/stat")
+	kill "$victim"
+	awk -F'\t' -v pid="$victim" '$2 == pid { found = 1 } END { exit !found }' "$tmp/log" || rc=1
+	[ "$state" = S ] || { echo "# state after the trim: $state"; rc=1; }
+	result $rc "--stop: trimmed, and running again afterwards (state $state)"
+else
+	n=$((n + 1))
+	echo "ok $n --stop # SKIP the test needs root to trim"
+fi
 [ "$failed" -eq 0 ]

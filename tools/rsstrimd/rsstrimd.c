@@ -42,6 +42,7 @@ struct opts {
 	uint64_t batch_bytes;
 	bool once;
 	bool dry_run;
+	bool stop_while_trimming;
 };
 
 struct target {
@@ -104,6 +105,9 @@ static void usage(FILE *f)
 		"                        times as often while MemAvailable is under twice the threshold)\n"
 		"  --rescan TIME         how often processes are rescanned (default 1s)\n"
 		"  --batch SIZE          address range per process_madvise call (default 8M)\n"
+		"  --stop                stop a process (SIGSTOP) while it is trimmed, so it cannot\n"
+		"                        fault pages back in meanwhile; SIGCONT after. Off by default:\n"
+		"                        its parent and shell can see the stop\n"
 		"  --once                one scan and one check, then exit\n"
 		"  --dry-run             log what would be trimmed, trim nothing\n"
 		"  --help                this text\n"
@@ -167,6 +171,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "rescan", required_argument, NULL, 'r' },
 		{ "batch", required_argument, NULL, 'b' },
 		{ "once", no_argument, NULL, 'o' },
+		{ "stop", no_argument, NULL, 's' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -212,6 +217,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'o':
 			o->once = true;
+			break;
+		case 's':
+			o->stop_while_trimming = true;
 			break;
 		case 'n':
 			o->dry_run = true;
@@ -370,7 +378,19 @@ static size_t read_ranges(struct trimd *d, const struct target *t)
  * its clock hand on, until it is a little below its limit or the hand has
  * gone once around. Returns -1 if the process is gone.
  */
-static int trim(struct trimd *d, struct target *t, uint64_t rss)
+/* Is the process stopped already (by its shell or a debugger)? */
+static bool already_stopped(const struct target *t)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", t->pid);
+	if (read_text(path, buf, sizeof(buf)))
+		return false;
+	p = strrchr(buf, ')');
+	return p && (p[2] == 'T' || p[2] == 't');
+}
+
+static int trim_ranges(struct trimd *d, struct target *t, uint64_t rss)
 {
 	uint64_t limit = t->limit_bytes / d->page, slack, target, asked = 0, after = rss;
 	size_t n = read_ranges(d, t), i = 0;
@@ -429,6 +449,25 @@ static int trim(struct trimd *d, struct target *t, uint64_t rss)
 	       (unsigned long long)(rss * d->page / 1024), (unsigned long long)(after * d->page / 1024),
 	       (unsigned long long)(t->limit_bytes / 1024), (unsigned long long)asked);
 	return 0;
+}
+
+/*
+ * With --stop, the process does not run while it is trimmed: otherwise a
+ * fast one faults its pages back in as fast as they are paged out, and
+ * the memory comes from its neighbours. One that was already stopped is
+ * left as it was.
+ */
+static int trim(struct trimd *d, struct target *t, uint64_t rss)
+{
+	bool stop = d->o.stop_while_trimming && !d->o.dry_run && !already_stopped(t);
+	int ret;
+
+	if (stop && syscall(SYS_pidfd_send_signal, t->pidfd, SIGSTOP, NULL, 0))
+		stop = false;
+	ret = trim_ranges(d, t, rss);
+	if (stop)
+		syscall(SYS_pidfd_send_signal, t->pidfd, SIGCONT, NULL, 0);
+	return ret;
 }
 
 /* Returns true when some process was trimmed (and may need more soon). */
