@@ -109,7 +109,12 @@ if [ -s "$run/summary.tsv" ]; then
 		"$run/summary.tsv" >"$pivot"
 	# Only when some scenario has a victim or hog figure to show.
 	if awk -F'\t' 'NR > 1 { for (i = 2; i <= NF; i++) if ($i != "NaN") found = 1 } END { exit !found }' "$pivot"; then
-		plot summary summary.gp "pivot='$pivot'"
+		# The LRUs with values in a panel's columns (gnuplot fails on an all-NaN series).
+		with_values() {
+			awk -F'\t' -v m="$1" -v c="$2" 'NR > 1 { if ($m != "NaN") a = 1; if ($c != "NaN") b = 1 }
+				END { printf "%s%s", a ? "mglru " : "", b ? "classic" : "" }' "$pivot"
+		}
+		plot summary summary.gp "pivot='$pivot'; lrus='$(with_values 2 3)'; hog_lrus='$(with_values 6 7)'"
 		figures+=("summary:Victim p99, victim major faults and hog throughput by scenario")
 	fi
 else

@@ -213,6 +213,12 @@ def main():
         print("  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
     print()
     mode_names = {"m1": "passive", "m2": "active", "m3": "hard"}
+
+    def hog_text(r):
+        if r.get("hog_throughput_pct") is None:
+            return "hog throughput not measured (a custom HOG command reports none)"
+        return "hog at %s%% of unlimited" % fmt(r["hog_throughput_pct"])
+
     for lru in ("mglru", "classic"):
         unl, off, high = (index.get((s, lru)) for s in ("hog-unlimited", "hog-rsslimit-off", "hog-memhigh"))
         if unl and unl.get("victim_majflt") is not None:
@@ -225,13 +231,11 @@ def main():
                     mode = "knobs off (unpatched)"
                 cut = "" if not unl["victim_majflt"] else " (%+.0f%%)" % (
                     100.0 * ((r.get("victim_majflt") or 0) / unl["victim_majflt"] - 1))
-                print("  prlimit --rss, %s: %s major faults%s, p99 %s us, hog at %s%% of unlimited." % (
-                    mode, fmt(r.get("victim_majflt")), cut, fmt(r.get("victim_p99_us")),
-                    fmt(r.get("hog_throughput_pct"))))
+                print("  prlimit --rss, %s: %s major faults%s, p99 %s us, %s." % (
+                    mode, fmt(r.get("victim_majflt")), cut, fmt(r.get("victim_p99_us")), hog_text(r)))
             if high:
-                print("  memory.high instead: %s major faults, p99 %s us, hog at %s%% of unlimited." % (
-                    fmt(high.get("victim_majflt")), fmt(high.get("victim_p99_us")),
-                    fmt(high.get("hog_throughput_pct"))))
+                print("  memory.high instead: %s major faults, p99 %s us, %s." % (
+                    fmt(high.get("victim_majflt")), fmt(high.get("victim_p99_us")), hog_text(high)))
         idle = sorted(k[0] for k in index if k[1] == lru and k[0].startswith("idle-2004"))
         if idle:
             print("%s: 2004 test (sleeping 100 MiB beside a sorting hog under ulimit -m 4000):" % lru)

@@ -1,6 +1,8 @@
 # Figure 5: per scenario, victim p99 latency, victim major faults and hog
 # throughput, MGLRU and classic LRU side by side.
-# Variables: pivot (TSV: scenario, then mglru/classic pairs of p99, majflt, hog%), out, fmt.
+# Variables: pivot (TSV: scenario, then mglru/classic pairs of p99, majflt, hog%), out, fmt,
+# lrus (the LRUs with victim figures), hog_lrus (those with hog throughput: none for a
+# custom HOG command, which reports no throughput).
 w = 1200
 h = 900
 load "plots/common.gp"
@@ -11,10 +13,25 @@ set style fill solid 0.8 border -1
 set boxwidth 0.9
 set xtics rotate by -30 noenhanced
 set key inside top right
+# Column of LRU k's value in a panel whose MGLRU column is `first`.
+col(first, set, k) = first + (word(set, k) eq "mglru" ? 0 : 1)
+name(set, k) = word(set, k) eq "mglru" ? "MGLRU" : "classic"
+colour(set, k) = word(set, k) eq "mglru" ? "#1f77b4" : "#ff7f0e"
 set title "victim p99 latency (us)"
-plot pivot using 2:xtic(1) skip 1 title "MGLRU" lc rgb "#1f77b4", '' using 3 skip 1 title "classic" lc rgb "#ff7f0e"
+plot for [k = 1:words(lrus)] pivot using (column(col(2, lrus, k))):xtic(1) skip 1 \
+	title name(lrus, k) lc rgb colour(lrus, k)
 set title "victim major faults"
-plot pivot using 4:xtic(1) skip 1 title "MGLRU" lc rgb "#1f77b4", '' using 5 skip 1 title "classic" lc rgb "#ff7f0e"
+plot for [k = 1:words(lrus)] pivot using (column(col(4, lrus, k))):xtic(1) skip 1 \
+	title name(lrus, k) lc rgb colour(lrus, k)
 set title "hog throughput (% of hog-unlimited)"
-plot pivot using 6:xtic(1) skip 1 title "MGLRU" lc rgb "#1f77b4", '' using 7 skip 1 title "classic" lc rgb "#ff7f0e"
+if (words(hog_lrus) > 0) {
+	plot for [k = 1:words(hog_lrus)] pivot using (column(col(6, hog_lrus, k))):xtic(1) skip 1 \
+		title name(hog_lrus, k) lc rgb colour(hog_lrus, k)
+} else {
+	unset xtics
+	unset ytics
+	unset key
+	set label 1 "not measured: a custom HOG command reports no throughput" at graph 0.5, 0.5 center
+	plot [0:1] [0:1] NaN notitle
+}
 unset multiplot
