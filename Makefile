@@ -51,6 +51,7 @@ help:
 	@echo '  make kernel-tree     (re)apply kernel-patch/series to build/linux'
 	@echo '  make initramfs       build the guest image (busybox, prlimit, workloads, tests)'
 	@echo '  make workloads       build the static workloads into build/bin'
+	@echo '  make upstream-tests  build the kernel tree'"'"'s selftests the guest suite runs'
 	@echo '  make plots RUN=<id>  redraw the figures and report page of results/<id> (default latest)'
 	@echo '  make check           checkpatch --strict on the series, shellcheck, -Werror builds'
 	@echo '  make clean           remove build outputs but keep the kernel tree; distclean removes all'
@@ -61,7 +62,7 @@ help:
 	@echo '  ACCEL=kvm|tcg        force the accelerator (default: probe KVM, fall back to TCG)'
 	@echo '  TIMEOUT=1200         seconds before a guest that does not power off is killed'
 	@echo '  GUEST_CPUS=2         guest CPUs'
-	@echo '  SCENARIOS= DURATION= REPEAT= LRU= RSS_LIMIT= HOG= MODE= SAMPLE_INTERVAL='
+	@echo '  SCENARIOS= DURATION= REPEAT= LRU= RSS_LIMIT= HOG= MODE= SAMPLE_INTERVAL= RESULTS_DIR='
 	@echo '                       bench controls (see README)'
 
 deps:
