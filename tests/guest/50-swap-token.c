@@ -12,15 +12,6 @@
 #define TRACING "/sys/kernel/tracing"
 #define THRASH (130 * MIB)	/* two of these need more than the guest's RAM */
 
-static pid_t holder_pid(void)
-{
-	char buf[64];
-
-	if (read_file("/proc/sys/vm/swap_token_holder", buf, sizeof(buf)))
-		return -1;
-	return (pid_t)atoi(buf);
-}
-
 /*
  * Did the trace record pid losing the token: released (event),
  * denied, disabled, or replaced by another process (old_pid=pid)?
@@ -91,7 +82,7 @@ static void sample_holders(pid_t a, pid_t b, double seconds, struct holders *h)
 {
 	memset(h, 0, sizeof(*h));
 	for (double end = now_s() + seconds; now_s() < end; h->samples++) {
-		pid_t p = holder_pid();
+		pid_t p = swap_token_holder();
 
 		h->held += p > 0;
 		h->by_a += p == a;
@@ -181,11 +172,11 @@ TEST_F_TIMEOUT(token, holder_over_its_limit_loses_it, GUEST_TIMEOUT(120))
 	ASSERT_GT(a, 0);
 	ASSERT_GT(b, 0);
 	for (double end = now_s() + 20; now_s() < end && held != a && held != b; sleep_s(0.1))
-		held = holder_pid();
+		held = swap_token_holder();
 	ASSERT_TRUE(held == a || held == b);
 	ASSERT_EQ(0, prlimit(held, RLIMIT_RSS, &rl, NULL));
 	sleep_s(2);
-	EXPECT_NE(held, holder_pid());
+	EXPECT_NE(held, swap_token_holder());
 	stop_child(a);
 	stop_child(b);
 	ASSERT_EQ(0, read_file(TRACING "/trace", buf, sizeof(buf)));
@@ -205,11 +196,11 @@ TEST_F_TIMEOUT(token, exiting_holder_frees_it, GUEST_TIMEOUT(120))
 	pid = spawn_toucher("alone", 260 * MIB, TOUCH_LOOP, RLIM_INFINITY);
 	ASSERT_GT(pid, 0);
 	for (double end = now_s() + 20; now_s() < end && held != pid; sleep_s(0.1))
-		held = holder_pid();
+		held = swap_token_holder();
 	EXPECT_EQ(pid, held);
 	stop_child(pid);
 	/* Another process may take it at once, but never the dead one. */
-	EXPECT_NE(pid, holder_pid());
+	EXPECT_NE(pid, swap_token_holder());
 	ASSERT_EQ(0, read_file(TRACING "/trace", buf, sizeof(buf)));
 	EXPECT_TRUE(trace_shows_loss(buf, "swap_token_release", pid));
 }
@@ -228,11 +219,11 @@ TEST_F_TIMEOUT(token, short_lived_holders_leave_no_trace, GUEST_TIMEOUT(240))
 		sleep_s(0.5);
 		stop_child(dead[i]);
 		for (int k = 0; k <= i; k++)
-			stale += holder_pid() == dead[k];
+			stale += swap_token_holder() == dead[k];
 	}
 	stop_child(bg);
 	EXPECT_EQ(0, stale);
-	EXPECT_NE(bg, holder_pid());
+	EXPECT_NE(bg, swap_token_holder());
 }
 
 TEST_F_TIMEOUT(token, knob_off_nobody_holds_it, GUEST_TIMEOUT(120))

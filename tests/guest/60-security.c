@@ -14,15 +14,6 @@
 #define THRASH (130 * MIB)	/* two of these need more than the guest's RAM */
 #define NOBODY 65534
 
-static pid_t holder_pid(void)
-{
-	char buf[64];
-
-	if (read_file("/proc/sys/vm/swap_token_holder", buf, sizeof(buf)))
-		return -1;
-	return (pid_t)atoi(buf);
-}
-
 /* What a reader saw: samples, holders shown, and anything unexpected. */
 struct readout {
 	int samples, outside_view_held, shown, shown_own, shown_foreign;
@@ -69,7 +60,7 @@ static int read_in_child_pidns(double seconds, bool thrash_inside, struct readou
 					_exit(13);
 			}
 			for (double end = now_s() + seconds; now_s() < end; r.samples++) {
-				pid_t p = holder_pid();
+				pid_t p = swap_token_holder();
 
 				if (p > 0) {
 					r.shown++;
@@ -94,7 +85,7 @@ static int read_in_child_pidns(double seconds, bool thrash_inside, struct readou
 	close(fds[1]);
 	/* Meanwhile, from outside: was the token held at all? */
 	for (double end = now_s() + seconds; now_s() < end; sleep_s(0.1))
-		out->outside_view_held += holder_pid() > 0;
+		out->outside_view_held += swap_token_holder() > 0;
 	{
 		struct readout r;
 		ssize_t n = read(fds[0], &r, sizeof(r));

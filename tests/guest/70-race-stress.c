@@ -207,9 +207,7 @@ TEST_F_TIMEOUT(race, limits_knobs_and_lru_switched_under_churn, GUEST_TIMEOUT(18
 	ASSERT_EQ(0, sysctl_write("swap_token", 1));
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", self->saved_enforce));
 	for (int i = 0; i < 50; i++) {	/* exits may take a moment to finish */
-		char buf[64];
-
-		holder = read_file("/proc/sys/vm/swap_token_holder", buf, sizeof(buf)) ? -1 : atoi(buf);
+		holder = swap_token_holder();
 		leftover = leftover_targets();
 		/* Nobody, or a live process (this one may fault and take it). */
 		if (leftover == 0 && (holder == 0 || kill(holder, 0) == 0))

@@ -287,6 +287,16 @@ static inline void stop_child(pid_t pid)
 	}
 }
 
+/* The swap-token holder's pid in our pid namespace: 0 for none, -1 on error. */
+static inline pid_t swap_token_holder(void)
+{
+	char buf[64];
+
+	if (read_file("/proc/sys/vm/swap_token_holder", buf, sizeof(buf)))
+		return -1;
+	return (pid_t)atoi(buf);
+}
+
 static inline long long rss_kb(pid_t pid)
 {
 	return status_num(pid, "VmRSS");

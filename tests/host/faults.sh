@@ -12,17 +12,9 @@ cd "$(dirname "$0")/../.."
 # The harness is under test, not the kernel: always the default kernel
 # (the debug one boots too slowly under TCG for these timeouts).
 export KCONFIG=default
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
-echo "TAP version 13"
-echo "1..5"
-result() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=$((failed + 1)); fi
-}
-
+# shellcheck source=tests/host/tap-lib.sh
+. "tests/host/tap-lib.sh"
+tap_start 5
 if ! harness/kernel.sh path default >/dev/null 2>&1 || [ ! -f "$BUILD_DIR/initramfs.cpio.gz" ]; then
 	for t in "kernel panic" "hang" "results disk full" "OOM kill mid-run" "Ctrl-C during a bench"; do
 		n=$((n + 1))

@@ -4,17 +4,9 @@
 # booted, and destroys nothing.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
-echo "TAP version 13"
-echo "1..6"
-result() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=$((failed + 1)); fi
-}
-
+# shellcheck source=tests/host/tap-lib.sh
+. "$top/tests/host/tap-lib.sh"
+tap_start 6
 # fails_with PATTERN CMD...: non-zero exit and one "error:" line on stderr matching
 # PATTERN (progress lines may come before it).
 fails_with() {

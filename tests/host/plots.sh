@@ -6,17 +6,9 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
-echo "TAP version 13"
-echo "1..5"
-result() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=$((failed + 1)); fi
-}
-
+# shellcheck source=tests/host/tap-lib.sh
+. "tests/host/tap-lib.sh"
+tap_start 5
 cp -r tests/fixtures/run-small "$tmp/run"
 rc=0
 python3 harness/summarize.py "$tmp/run" >"$tmp/report" || rc=1

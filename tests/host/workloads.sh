@@ -4,17 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=build/bin
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
-echo "TAP version 13"
-echo "1..9"
-result() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; failed=$((failed + 1)); fi
-}
-
+# shellcheck source=tests/host/tap-lib.sh
+. "tests/host/tap-lib.sh"
+tap_start 9
 # rejects PROGRAM ARGS...: exit 2 and exactly one line on stderr.
 rejects() {
 	local rc=0 lines
