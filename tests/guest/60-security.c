@@ -120,7 +120,7 @@ FIXTURE_TEARDOWN(security)
 	sysctl_write("swap_token_timeout_ms", self->saved_timeout);
 }
 
-/* Two thrashers outside hold the token; a reader inside sees nobody. */
+/* Two thrashers outside hold the token; a reader inside never sees them. */
 TEST_F_TIMEOUT(security, pidns_reader_never_sees_outside_holders, GUEST_TIMEOUT(120))
 {
 	struct readout r;
@@ -135,12 +135,16 @@ TEST_F_TIMEOUT(security, pidns_reader_never_sees_outside_holders, GUEST_TIMEOUT(
 	stop_child(a);
 	stop_child(b);
 	ASSERT_EQ(0, rc);
-	TH_LOG("inside: %d samples, %d with a holder shown (foreign pid %d); outside: held in %d",
-	       r.samples, r.shown, r.foreign, r.outside_view_held);
+	TH_LOG("inside: %d samples, own holder shown %d, foreign %d (pid %d); outside: held in %d",
+	       r.samples, r.shown_own, r.shown_foreign, r.foreign, r.outside_view_held);
 	/* Without a holder outside, the test would prove nothing. */
 	ASSERT_GE(r.outside_view_held, 5);
 	EXPECT_GE(r.samples, 20);
-	EXPECT_EQ(0, r.shown);
+	/*
+	 * The reader itself gets swapped out beside the thrashers and may
+	 * take the token when it faults back in: that shows as pid 1.
+	 */
+	EXPECT_EQ(0, r.shown_foreign);
 }
 
 /*
