@@ -80,6 +80,9 @@ interrupted() {
 trap interrupted INT TERM
 
 kernel=$(harness/kernel.sh path "${KCONFIG:-default}")
+# A guest of the debug kernel (KASAN, lockdep) runs several times slower.
+slowdown=1
+[ "${KCONFIG:-default}" != debug ] || slowdown=4
 release=$(cat "build/obj-${KCONFIG:-default}/include/config/kernel.release")
 jq -n --arg release "$release" --arg flavor "${KCONFIG:-default}" \
 	--arg series "$(hash_files kernel-patch/series kernel-patch/*.patch)" \
@@ -133,7 +136,7 @@ for run in "${runs[@]}"; do
 			(cd "$stage" && find . | cpio -o -H newc --quiet --owner=0:0) | gzip -1 >"$stage/job.cpio.gz"
 			cat build/initramfs.cpio.gz "$stage/job.cpio.gz" >"$stage/initrd.gz"
 			if harness/qemu.sh --job bench --out "$dir/boot" --ram "$RAM" --swap "$SWAP" \
-				--timeout $((DURATION * 6 + 180)) --kernel "$kernel" --initrd "$stage/initrd.gz" \
+				--timeout $(((DURATION * 6 + 180) * slowdown)) --kernel "$kernel" --initrd "$stage/initrd.gz" \
 				>"$dir/boot.log" 2>&1; then
 				:
 			fi
