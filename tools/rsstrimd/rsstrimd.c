@@ -373,11 +373,6 @@ static size_t read_ranges(struct trimd *d, const struct target *t)
 	return n;
 }
 
-/*
- * Page out one process's private writable memory, batch by batch, from
- * its clock hand on, until it is a little below its limit or the hand has
- * gone once around. Returns -1 if the process is gone.
- */
 /* Is the process stopped already (by its shell or a debugger)? */
 static bool already_stopped(const struct target *t)
 {
@@ -390,6 +385,11 @@ static bool already_stopped(const struct target *t)
 	return p && (p[2] == 'T' || p[2] == 't');
 }
 
+/*
+ * Page out one process's private writable memory, batch by batch, from
+ * its clock hand on, until it is a little below its limit or the hand has
+ * gone once around. Returns -1 if the process is gone.
+ */
 static int trim_ranges(struct trimd *d, struct target *t, uint64_t rss)
 {
 	uint64_t limit = t->limit_bytes / d->page, slack, target, asked = 0, after = rss;
