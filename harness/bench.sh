@@ -109,7 +109,10 @@ for s in "${scenarios[@]}"; do
 done
 
 total=$((${#runs[@]} * ${#lrus[@]} * REPEAT))
-per_run=$((DURATION + 30))
+# A scenario runs about DURATION plus 8-10 s of boot and set-up under TCG
+# (28 s on average for the default 20 s); the estimate then follows the
+# runs already done.
+per_run=$(((DURATION + 10) * slowdown))
 log "bench run $run_id: $total guest runs of about ${per_run} s each (~$((total * per_run / 60)) min)"
 n=0
 bench_start=$(date +%s)
@@ -124,6 +127,7 @@ for run in "${runs[@]}"; do
 			dir=$run_dir/$name
 			mkdir -p "$dir"
 			elapsed=$(($(date +%s) - bench_start))
+			[ "$n" -eq 1 ] || per_run=$((elapsed / (n - 1)))
 			log "[$n/$total] $label ($lru, run $r) - elapsed ${elapsed} s, about $(((total - n + 1) * per_run)) s to go"
 			stage=$(mktemp -d)
 			mkdir -p "$stage/rsslim"
