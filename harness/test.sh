@@ -57,6 +57,16 @@ if $guest_ready; then
 			echo "not ok - bench scenario idle-2004 (mode 2) on the debug kernel" | tee -a "$tap_log"
 			grep -E '^error:|incomplete' "$BUILD_DIR/debug-bench.log" | sed 's/^/# /'
 		fi
+		# Its console, panic included, gets the guest suite's splat check.
+		consoles=$(find "$BUILD_DIR/debug-bench" -path '*/boot/console.log' 2>/dev/null || true)
+		if [ -z "$consoles" ]; then
+			echo "not ok - debug kernel log clean during the bench scenario (no console log)" | tee -a "$tap_log"
+		elif xargs cat <<<"$consoles" | grep -E -f harness/guest/splats.ere >"$BUILD_DIR/debug-bench.splats"; then
+			echo "not ok - debug kernel log clean during the bench scenario" | tee -a "$tap_log"
+			head -40 "$BUILD_DIR/debug-bench.splats" | sed 's/^/# /'
+		else
+			echo "ok - debug kernel log clean during the bench scenario" | tee -a "$tap_log"
+		fi
 	fi
 fi
 

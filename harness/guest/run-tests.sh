@@ -23,7 +23,7 @@ done
 # Warnings and oopses that did not stop the kernel still fail the run.
 # (A failed GFP_ATOMIC allocation under pressure also prints a call trace;
 # it is not a bug and is not matched.)
-if dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|INFO: task .* blocked|possible .* deadlock' >/tmp/splat; then
+if dmesg | grep -E -f /rsslim/splats.ere >/tmp/splat; then
 	echo "not ok 1 kernel log clean"
 	sed 's/^/# /' /tmp/splat | head -40
 else
