@@ -114,7 +114,7 @@ rm -f "$out/qemu.pid" "$out/qemu.rc"
 	rc=0
 	wait $! || rc=$?
 	echo "$rc" >"$out/qemu.rc"
-} | tr -d '\r' | tee "$out/job.log" &
+} | sed -u 's/\r$//' | tee "$out/job.log" &
 pipeline=$!
 on_signal() {
 	trap - INT TERM
@@ -139,7 +139,7 @@ if [ -s "$out/results.img" ] && tar -tf "$out/results.img" >/dev/null 2>&1; then
 fi
 
 problem=
-splat=$(grep -m1 -E 'Kernel panic|BUG:|Oops|WARNING:|general protection' "$out/console.log" || true)
+splat=$(grep -m1 -E -e 'Kernel panic' -f "$RSSLIM_TOP/harness/guest/splats.ere" "$out/console.log" || true)
 if [ -n "$splat" ]; then
 	problem="guest kernel failed: $splat"
 elif grep -q '^# rsslim: writing results to /dev/vdb failed' "$out/job.log"; then
