@@ -253,8 +253,27 @@ def main():
             print("%s: two thrashing hogs finished in %s s with the swap token and %s s without "
                   "(%s major faults vs %s)." % (lru, fmt(on["hogs_wall_s"]), fmt(off["hogs_wall_s"]),
                                                fmt(on.get("hog_majflt")), fmt(off.get("hog_majflt"))))
+    print_spread(rows)
     if incomplete:
         print("INCOMPLETE (not in the table): " + " ".join(incomplete))
+
+
+SPREAD_KEYS = [("victim_majflt", "victim major faults"), ("victim_p99_us", "p99 us"),
+               ("victim_resident_pct", "sleeper kept %"), ("hog_mib_s", "hog MiB/s"),
+               ("hogs_wall_s", "2 hogs s")]
+
+
+def print_spread(rows):
+    """With REPEAT > 1: how far apart the runs of each headline figure were."""
+    repeated = [r for r in rows if r["runs"] > 1]
+    if not repeated:
+        return
+    print("Run-to-run spread of the headline figures (mean, min..max of each scenario's runs):")
+    for r in repeated:
+        parts = ["%s %s (%s..%s)" % (label, fmt(r[k]), fmt(r[k + "_min"]), fmt(r[k + "_max"]))
+                 for k, label in SPREAD_KEYS if k + "_min" in r]
+        if parts:
+            print("  %s %s, %d runs: %s" % (r["scenario"], r["lru"], r["runs"], "; ".join(parts)))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 # shellcheck source=tests/host/tap-lib.sh
 . "tests/host/tap-lib.sh"
-tap_start 5
+tap_start 6
 cp -r tests/fixtures/run-small "$tmp/run"
 rc=0
 python3 harness/summarize.py "$tmp/run" >"$tmp/report" || rc=1
@@ -18,6 +18,20 @@ awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 	END { exit !(u == 100 && l == 60) }' "$tmp/run/summary.tsv" || rc=1
 grep -q "knobs off (unpatched): the sleeper kept 27% of its memory" "$tmp/report" || rc=1
 result $rc "summary: table, relative throughput and the 2004 sentence from the fixture"
+
+# REPEAT=2: the table shows the mean, the report the spread of the runs.
+rc=0
+cp -r tests/fixtures/run-small "$tmp/repeat"
+mv "$tmp/repeat/hog-unlimited.mglru" "$tmp/repeat/hog-unlimited.mglru.r1"
+cp -r "$tmp/repeat/hog-unlimited.mglru.r1" "$tmp/repeat/hog-unlimited.mglru.r2"
+sed -i 's/\t158$/\t358/' "$tmp/repeat/hog-unlimited.mglru.r2/victim.tsv"
+python3 harness/summarize.py "$tmp/repeat" >"$tmp/report" || rc=1
+awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$1 == "hog-unlimited" && $2 == "mglru" { m = $(c["victim_majflt"]); n = $(c["runs"]) }
+	END { exit !(m == 258 && n == 2) }' "$tmp/repeat/summary.tsv" || rc=1
+grep -q "hog-unlimited mglru, 2 runs: victim major faults 258 (158..358)" "$tmp/report" || rc=1
+[ "$(grep -c ' runs: ' "$tmp/report")" -eq 1 ] || rc=1
+result $rc "summary: repeated runs give the mean in the table and their spread in the report"
 
 rc=0
 harness/plots.sh "$tmp/run" 2>"$tmp/err" || rc=1
