@@ -31,6 +31,14 @@ fi
 progs=$(ls "$dir")
 plan "$(echo "$progs" | wc -w)"
 
+# Upstream tests whose result flips from run to run in this guest whatever
+# rsslim does: reported, not compared. Both check how memory.min/low
+# share a 200 MiB cgroup's reclaim out among siblings, within a few
+# percent. With every knob off, test_memcg_low passed in one run and
+# failed in the next (the second with an RSS limit set, which enforcement
+# off ignores); test_memcg_min failed in 4 such runs and passed in 1.
+unstable=" test_memcg_low test_memcg_min "
+
 set_state() {
 	echo "$1" >/proc/sys/vm/rss_limit_enforce
 	echo "$2" >/proc/sys/vm/swap_token
@@ -48,14 +56,17 @@ run() {
 	fi
 	rc=$?
 	# "ok 3 name # SKIP why" / "not ok 4 name": the status and the name.
-	awk '/^(not )?ok [0-9]+ / {
+	# (sort -u: test_memcontrol's children inherit its unflushed output and
+	# print some result lines again when they exit.)
+	awk -v unstable="$unstable" '/^(not )?ok [0-9]+ / {
 		st = /^not ok/ ? "fail" : "pass"
 		line = $0
 		sub(/^(not )?ok [0-9]+ /, "", line)
 		if (line ~ /# [Ss][Kk][Ii][Pp]/) { st = "skip"; sub(/ *# [Ss][Kk][Ii][Pp].*/, "", line) }
+		if (index(unstable, " " line " ")) st = "unstable"
 		gsub(/[0-9]+/, "N", line)	# sizes and counts that vary by run
 		print st "\t" line
-	}' "$raw" | sort
+	}' "$raw" | sort -u
 	echo "exit $rc"
 }
 
@@ -75,8 +86,9 @@ for prog in $progs; do
 	done
 	took=$(($(date +%s) - start))
 	[ -z "$flaky" ] || echo "# $prog: differed in$flaky"
-	counts=$(awk -F'\t' '/^(pass|fail|skip)\t/ { n[$1]++ }
-		END { printf "%d pass, %d fail, %d skip", n["pass"], n["fail"], n["skip"] }' /tmp/upstream.off)
+	counts=$(awk -F'\t' '/^(pass|fail|skip|unstable)\t/ { n[$1]++ }
+		END { printf "%d pass, %d fail, %d skip", n["pass"], n["fail"], n["skip"]
+		      if (n["unstable"]) printf ", %d not compared (unstable upstream)", n["unstable"] }' /tmp/upstream.off)
 	grep '^fail' /tmp/upstream.on >/tmp/upstream.fail-on || true
 	both=
 	# (An empty pattern file would match every line.)
@@ -85,7 +97,9 @@ for prog in $progs; do
 	grep -q '^exit 0$' /tmp/upstream.off || both="$both (program $(tail -1 /tmp/upstream.off))"
 	if cmp -s /tmp/upstream.on /tmp/upstream.off; then
 		ok "$prog: same results with rsslim on and off ($counts, $(tail -1 /tmp/upstream.off), ${took} s)"
-		[ -z "$both" ] || echo "# $prog: fails in both states: $both; last lines: $(tail -2 "/tmp/upstream.$prog.off" | tr '\n' '|')"
+		# Its reason: what it bailed out with, else its last lines.
+		why=$(grep -m2 -E 'Bail out|\[FAIL\]' "/tmp/upstream.$prog.off" || tail -2 "/tmp/upstream.$prog.off")
+		[ -z "$both" ] || echo "# $prog: fails in both states: $both; $(echo "$why" | tr '\n' '|')"
 	else
 		fail "$prog: results differ with rsslim on and off" \
 			"$(diff -u /tmp/upstream.on /tmp/upstream.off | grep '^[-+][^-+]' | head -8 | tr '\n' '|')"
