@@ -3,9 +3,12 @@
  * Active (vm.rss_limit_enforce=2) and hard (3) RLIMIT_RSS enforcement:
  * Andrew Morton's 2004 test scaled to the guest, no trimming without
  * pressure in mode 2, trimming without pressure in mode 3, prlimit on a
- * running process, and the trim tracepoint. Run with MGLRU on and off.
+ * running process, the trim tracepoint, and the pause after a trim that
+ * could not help. Run with MGLRU on and off.
  */
 #include "guest_util.h"
+
+#include <sys/stat.h>
 
 #include "kselftest_harness.h"
 
@@ -188,6 +191,66 @@ TEST_F_TIMEOUT(active, trim_tracepoint, GUEST_TIMEOUT(60))
 	EXPECT_NE(NULL, strstr(buf, "comm=traced asked="));
 	EXPECT_GT(vmstat("rss_limit_trim") - trims0, 0);
 	EXPECT_GE(vmstat("rss_limit_trimmed") - pages0, (28 * MIB) / PAGE_SZ);
+}
+
+#define NOSWAP_CG "/sys/fs/cgroup/rsslim-noswap"
+
+/*
+ * A process whose memory cannot go anywhere (its cgroup may not swap)
+ * stays over its limit; a trim that swept everything for nothing pauses
+ * the next for half a second. Without the pause every fault over the
+ * limit sweeps again: thousands of trims for 32 MiB, and minutes of it.
+ * With it, at most two a second (four allowed, plus a few).
+ */
+TEST_F_TIMEOUT(active, futile_trims_pause, GUEST_TIMEOUT(120))
+{
+	long long trims0, trims;
+	double start, took;
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory"));
+	rmdir(NOSWAP_CG);
+	ASSERT_EQ(0, mkdir(NOSWAP_CG, 0755));
+	ASSERT_EQ(0, write_file(NOSWAP_CG "/memory.swap.max", "0"));
+	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 3));
+	ASSERT_EQ(0, pipe(fds));
+	trims0 = vmstat("rss_limit_trim");
+	start = now_s();
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct rlimit rl = { 4 * MIB, RLIM_INFINITY };
+		char self[16];
+		unsigned char *mem;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		snprintf(self, sizeof(self), "%d", getpid());
+		if (write_file(NOSWAP_CG "/cgroup.procs", self) || setrlimit(RLIMIT_RSS, &rl))
+			_exit(3);
+		mem = mmap(NULL, 32 * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			   -1, 0);
+		if (mem == MAP_FAILED)
+			_exit(4);
+		for (long long off = 0; off < 32 * MIB; off += PAGE_SZ)
+			mem[off] = 1;
+		if (write(fds[1], "r", 1) != 1)
+			_exit(5);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	ASSERT_EQ(1, read(fds[0], &c, 1));
+	took = now_s() - start;
+	trims = vmstat("rss_limit_trim") - trims0;
+	close(fds[0]);
+	TH_LOG("32 MiB touched over a 4 MiB limit, unswappable: %.2f s, %lld trims, rss %lld kB",
+	       took, trims, rss_kb(pid));
+	stop_child(pid);
+	rmdir(NOSWAP_CG);
+	EXPECT_GE(trims, 1);
+	EXPECT_LE(trims, 4 * took + 4);
 }
 
 TEST_HARNESS_MAIN
