@@ -37,6 +37,10 @@ plan "$(echo "$progs" | wc -w)"
 # percent. With every knob off, test_memcg_low passed in one run and
 # failed in the next (the second with an RSS limit set, which enforcement
 # off ignores); test_memcg_min failed in 4 such runs and passed in 1.
+# Upstream saw the same on stock kernels (17 and 22 failures in 100 runs)
+# and widened the tolerances after 6.12: Waiman Long, "selftests: memcg:
+# Increase error tolerance of child memory.current check in
+# test_memcg_protection()", April 2025.
 unstable=" test_memcg_low test_memcg_min "
 
 set_state() {
