@@ -119,8 +119,15 @@ TEST_F_TIMEOUT(trimd, hard_mode_trims_without_pressure, GUEST_TIMEOUT(60))
 	ASSERT_GT(over, 0);
 	before = rss_kb(over);
 	trimd = spawn_trimd("hard");
-	sleep_s(2);
-	after = rss_kb(over);
+	/*
+	 * A window, not a speed goal (that is the bench's): 2 s was enough on
+	 * the default kernel but not under KASAN (49 MiB -> 31 MiB in 2 s).
+	 */
+	for (double end = now_s() + 5 * time_scale(); ; sleep_s(0.1)) {
+		after = rss_kb(over);
+		if (after <= 8 * 1024 || now_s() >= end)
+			break;
+	}
 	stop_child(trimd);
 	stop_child(over);
 	TH_LOG("rss %lld kB -> %lld kB (limit 8192 kB)", before, after);
