@@ -58,6 +58,22 @@ def read_vmstat(path):
     return out
 
 
+def read_cpu_ticks(path):
+    """The 'cpu' line of /proc/stat: {field: USER_HZ ticks}, empty if unreadable."""
+    names = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+    try:
+        with open(path) as f:
+            fields = f.readline().split()
+    except OSError:
+        return {}
+    if not fields or fields[0] != "cpu":
+        return {}
+    try:
+        return dict(zip(names, (int(x) for x in fields[1:])))
+    except ValueError:
+        return {}
+
+
 def read_scenario(path):
     vals = {}
     try:
@@ -93,6 +109,12 @@ def summarise_dir(path):
     if hog:
         r["hog_mib_s"] = num(hog.get("mib_s"))
         r["hog_majflt"] = num(hog.get("majflt"))
+        if num(hog.get("stime_ms")) is not None:
+            r["hog_stime_s"] = num(hog.get("stime_ms")) / 1000
+    trimd = read_kv_line(os.path.join(path, "trimd.tsv"), "# summary ")
+    if trimd and num(trimd.get("user_ms")) is not None and num(trimd.get("sys_ms")) is not None:
+        r["trimd_user_s"] = num(trimd.get("user_ms")) / 1000
+        r["trimd_sys_s"] = num(trimd.get("sys_ms")) / 1000
     hog2 = read_kv_line(os.path.join(path, "hog2.tsv"), "# summary ")
     if hog and hog2:
         # Two hogs with fixed work (thrash-token): when both are done, and their faults.
@@ -128,6 +150,12 @@ def summarise_dir(path):
     for k in ("pswpin", "pswpout", "rss_limit_ignored_ref"):
         if k in before and k in after:
             r[k] = after[k] - before[k]
+    # USER_HZ is 100 on every architecture the harness boots.
+    cpu0 = read_cpu_ticks(os.path.join(path, "cpu.before"))
+    cpu1 = read_cpu_ticks(os.path.join(path, "cpu.after"))
+    kernel = ("system", "irq", "softirq")
+    if all(k in cpu0 and k in cpu1 for k in kernel):
+        r["kernel_cpu_s"] = sum(cpu1[k] - cpu0[k] for k in kernel) / 100
     return r
 
 
@@ -140,6 +168,8 @@ COLUMNS = [
     ("hogs_wall_s", "2 hogs s"), ("token_share_hog", "tok.hog %"), ("token_share_hog2", "tok.hog2 %"),
     ("token_share_victim", "tok.vic %"),
     ("pswpin", "swapins"), ("pswpout", "swapouts"),
+    ("kernel_cpu_s", "sys cpu s"), ("hog_stime_s", "hog sys s"),
+    ("trimd_user_s", "trimd usr s"), ("trimd_sys_s", "trimd sys s"),
 ]
 
 
@@ -212,15 +242,25 @@ def main():
     for row in table:
         print("  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
     print()
-    mode_names = {"m1": "passive", "m2": "active", "m3": "hard"}
+    mode_names = {"m1": "passive", "m2": "active", "m3": "hard", "trimd": "rsstrimd"}
 
     def hog_text(r):
         if r.get("hog_throughput_pct") is None:
             return "hog throughput not measured (a custom HOG command reports none)"
         return "hog at %s%% of unlimited" % fmt(r["hog_throughput_pct"])
 
+    def cpu_text(r):
+        """Where the CPU went: the whole guest kernel, the hog's own system time, rsstrimd."""
+        if r.get("kernel_cpu_s") is None:
+            return ""
+        text = "; kernel CPU %s s, hog system time %s s" % (
+            fmt(r["kernel_cpu_s"]), fmt(r.get("hog_stime_s")))
+        if r.get("trimd_user_s") is not None:
+            text += ", rsstrimd %s s user + %s s system" % (fmt(r["trimd_user_s"]), fmt(r["trimd_sys_s"]))
+        return text
+
     for lru in ("mglru", "classic"):
-        unl, off, high = (index.get((s, lru)) for s in ("hog-unlimited", "hog-rsslimit-off", "hog-memhigh"))
+        unl = index.get(("hog-unlimited", lru))
         if unl and unl.get("victim_majflt") is not None:
             print("%s: beside an unlimited hog the victim took %s major faults, p99 %s us." % (
                 lru, fmt(unl["victim_majflt"]), fmt(unl.get("victim_p99_us"))))
@@ -231,11 +271,15 @@ def main():
                     mode = "knobs off (unpatched)"
                 cut = "" if not unl["victim_majflt"] else " (%+.0f%%)" % (
                     100.0 * ((r.get("victim_majflt") or 0) / unl["victim_majflt"] - 1))
-                print("  prlimit --rss, %s: %s major faults%s, p99 %s us, %s." % (
-                    mode, fmt(r.get("victim_majflt")), cut, fmt(r.get("victim_p99_us")), hog_text(r)))
-            if high:
-                print("  memory.high instead: %s major faults, p99 %s us, %s." % (
-                    fmt(high.get("victim_majflt")), fmt(high.get("victim_p99_us")), hog_text(high)))
+                print("  prlimit --rss, %s: %s major faults%s, p99 %s us, %s%s." % (
+                    mode, fmt(r.get("victim_majflt")), cut, fmt(r.get("victim_p99_us")), hog_text(r),
+                    cpu_text(r)))
+            for label, what in (("hog-trimd", "prlimit --rss + rsstrimd"), ("hog-memhigh", "memory.high instead")):
+                r = index.get((label, lru))
+                if r:
+                    print("  %s: %s major faults, p99 %s us, %s%s." % (
+                        what, fmt(r.get("victim_majflt")), fmt(r.get("victim_p99_us")), hog_text(r),
+                        cpu_text(r)))
         idle = sorted(k[0] for k in index if k[1] == lru and k[0].startswith("idle-2004"))
         if idle:
             print("%s: 2004 test (sleeping 100 MiB beside a sorting hog under ulimit -m 4000):" % lru)
@@ -244,9 +288,10 @@ def main():
                 mode = mode_names.get(label.rsplit("-", 1)[-1], label)
                 if label.endswith("-off"):
                     mode = "knobs off (unpatched)"
-                print("  %s: the sleeper kept %s%% of its memory; re-touching took %s ms, %s major faults." % (
-                    mode, fmt(r.get("victim_resident_pct")), fmt(r.get("victim_retouch_ms")),
-                    fmt(r.get("victim_majflt"))))
+                print("  %s: the sleeper kept %s%% of its memory; re-touching took %s ms, %s major faults; "
+                      "the limited hog ran at %s MiB/s%s." % (
+                          mode, fmt(r.get("victim_resident_pct")), fmt(r.get("victim_retouch_ms")),
+                          fmt(r.get("victim_majflt")), fmt(r.get("hog_mib_s")), cpu_text(r)))
     for lru in ("mglru", "classic"):
         on, off = index.get(("thrash-token", lru)), index.get(("thrash-token-off", lru))
         if on and off and on.get("hogs_wall_s") and off.get("hogs_wall_s"):

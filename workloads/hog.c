@@ -446,11 +446,11 @@ int main(int argc, char **argv)
 	wl_read_self(&s);
 	wall = (double)(end - h.start_ns) / 1e9;
 	printf("# summary wall_s=%.3f mib_touched=%.1f mib_s=%.1f passes=%llu majflt=%llu "
-	       "minflt=%llu rss_kb=%llu stopped=%s\n", wall, (double)h.touched / 1048576.0,
-	       wall > 0 ? (double)h.touched / 1048576.0 / wall : 0,
+	       "minflt=%llu rss_kb=%llu utime_ms=%llu stime_ms=%llu stopped=%s\n", wall,
+	       (double)h.touched / 1048576.0, wall > 0 ? (double)h.touched / 1048576.0 / wall : 0,
 	       (unsigned long long)h.passes_done, (unsigned long long)s.majflt,
 	       (unsigned long long)s.minflt, (unsigned long long)s.rss_kb,
-	       why);
+	       (unsigned long long)s.utime_ms, (unsigned long long)s.stime_ms, why);
 	if (h.created_file)
 		unlink(h.o.path);
 	return (int)(h.sink & 0);

@@ -231,6 +231,8 @@ int wl_read_self(struct wl_self *s)
 		return -1;
 	s->majflt = (uint64_t)ru.ru_majflt;
 	s->minflt = (uint64_t)ru.ru_minflt;
+	s->utime_ms = (uint64_t)ru.ru_utime.tv_sec * 1000 + (uint64_t)ru.ru_utime.tv_usec / 1000;
+	s->stime_ms = (uint64_t)ru.ru_stime.tv_sec * 1000 + (uint64_t)ru.ru_stime.tv_usec / 1000;
 	f = fopen("/proc/self/statm", "re");
 	if (!f)
 		return -1;

@@ -68,6 +68,8 @@ struct wl_self {
 	uint64_t majflt;
 	uint64_t minflt;
 	uint64_t rss_kb;
+	uint64_t utime_ms;
+	uint64_t stime_ms;	/* its faults, and in the kernel's modes 2/3 its own trims */
 };
 int wl_read_self(struct wl_self *s);
 

@@ -48,6 +48,9 @@ esac
 sync
 echo 3 >/proc/sys/vm/drop_caches
 cat /proc/vmstat >"$out/vmstat.before"
+# The guest's CPU time (USER_HZ ticks: user nice system idle iowait irq softirq ...):
+# what enforcement costs the whole system, wherever reclaim runs.
+head -n1 /proc/stat >"$out/cpu.before"
 
 # Swap-token changes of holder, from the tracepoints (converted at the end).
 tracing=/sys/kernel/tracing
@@ -168,6 +171,7 @@ if [ -d "$tracing/events/swap_token" ]; then
 			else printf "%d\t%s\t0\t%s\n", (ts - t0) * 1000, pid, ev
 		}' "$tracing/trace" >"$out/token.tsv"
 fi
+head -n1 /proc/stat >"$out/cpu.after"
 cat /proc/vmstat >"$out/vmstat.after"
 dmesg >"$out/dmesg.txt"
 # A role that died by a signal (the OOM killer, most likely) makes the

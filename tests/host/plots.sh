@@ -8,7 +8,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 # shellcheck source=tests/host/tap-lib.sh
 . "tests/host/tap-lib.sh"
-tap_start 6
+tap_start 7
 cp -r tests/fixtures/run-small "$tmp/run"
 rc=0
 python3 harness/summarize.py "$tmp/run" >"$tmp/report" || rc=1
@@ -18,6 +18,16 @@ awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 	END { exit !(u == 100 && l == 60) }' "$tmp/run/summary.tsv" || rc=1
 grep -q "knobs off (unpatched): the sleeper kept 27% of its memory" "$tmp/report" || rc=1
 result $rc "summary: table, relative throughput and the 2004 sentence from the fixture"
+
+# CPU cost: the guest kernel's system+irq+softirq ticks (USER_HZ 100) and the hog's own
+# system time; a folder without cpu.before/after simply has no figure.
+rc=0
+awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$1 == "hog-rsslimit-m2" && $2 == "mglru" { k = $(c["kernel_cpu_s"]); h = $(c["hog_stime_s"]) }
+	$1 == "hog-unlimited" && $2 == "mglru" { u = $(c["kernel_cpu_s"]) }
+	END { exit !(k == 4.7 && h == 1.25 && u == "") }' "$tmp/run/summary.tsv" || rc=1
+grep -q "active: 0 major faults .*; kernel CPU 4.7 s, hog system time 1.2 s" "$tmp/report" || rc=1
+result $rc "summary: kernel CPU from /proc/stat and the hog's system time, only where recorded"
 
 # REPEAT=2: the table shows the mean, the report the spread of the runs.
 rc=0

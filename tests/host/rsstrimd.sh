@@ -6,7 +6,17 @@ cd "$(dirname "$0")/../.."
 bin=build/bin/rsstrimd
 # shellcheck source=tests/host/tap-lib.sh
 . "tests/host/tap-lib.sh"
-tap_start 4
+tap_start 5
+
+# start_limited: a root-owned sleeper under a 4 KiB RSS limit in $victim, once the limit is set.
+start_limited() {
+	prlimit --rss=4096:unlimited sleep 30 &
+	victim=$!
+	for _ in $(seq 50); do
+		grep -q '^Max resident set  *4096 ' "/proc/$victim/limits" 2>/dev/null && return 0
+		sleep 0.1
+	done
+}
 exit2_one_line() {
 	local rc=0
 	"$@" >/dev/null 2>"$tmp/err" || rc=$?
@@ -35,19 +45,15 @@ else
 fi
 
 # A process with a tiny limit is found; --dry-run logs it but trims nothing.
-prlimit --rss=4096:unlimited sleep 30 &
-victim=$!
-sleep 0.2
+start_limited
 "$bin" --once --dry-run --mode hard >"$tmp/log"
 kill "$victim"
 awk -F'\t' -v pid="$victim" '$2 == pid { found = 1 } END { exit !found }' "$tmp/log" &&
-	grep -q '^# summary trims=' "$tmp/log"
+	grep -qE '^# summary trims=[1-9][0-9]* .*cpu_ms=[0-9]+ user_ms=[0-9]+ sys_ms=[0-9]+ ' "$tmp/log"
 result $? "--once --dry-run finds an over-limit process and reports a summary"
 # --stop: the process is stopped only while it is trimmed, and runs again.
 if [ "$(id -u)" -eq 0 ]; then
-	prlimit --rss=4096:unlimited sleep 30 &
-	victim=$!
-	sleep 0.2
+	start_limited
 	rc=0
 	build/bin/rsstrimd --once --mode hard --stop >"$tmp/log" 2>&1 || rc=1
 	sleep 0.1
@@ -59,5 +65,29 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	n=$((n + 1))
 	echo "ok $n --stop # SKIP the test needs root to trim"
+fi
+
+# Another user's process, seen by an unprivileged rsstrimd with capabilities:
+# its limit comes from /proc/PID/limits (prlimit() needs CAP_SYS_RESOURCE);
+# with CAP_SYS_PTRACE it is trimmed (dry run), without it left alone with one line.
+if [ "$(id -u)" -eq 0 ]; then
+	rc=0
+	start_limited
+	as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	"${as_nobody[@]}" --inh-caps=+sys_nice,+sys_ptrace --ambient-caps=+sys_nice,+sys_ptrace \
+		"$bin" --once --dry-run --mode hard >"$tmp/log" 2>&1 || rc=1
+	awk -F'\t' -v pid="$victim" '$2 == pid { found = 1 } END { exit !found }' "$tmp/log" ||
+		{ echo "# with CAP_SYS_PTRACE: pid $victim not trimmed"; rc=1; }
+	"${as_nobody[@]}" --inh-caps=+sys_nice --ambient-caps=+sys_nice \
+		"$bin" --once --mode hard >"$tmp/log" 2>"$tmp/err" || rc=1
+	kill "$victim"
+	awk -F'\t' -v pid="$victim" '$2 == pid { found = 1 } END { exit found }' "$tmp/log" ||
+		{ echo "# without CAP_SYS_PTRACE: pid $victim was trimmed"; rc=1; }
+	[ "$(grep -c "memory map of $victim (sleep).*CAP_SYS_PTRACE" "$tmp/err")" -eq 1 ] ||
+		{ sed 's/^/# /' "$tmp/err"; rc=1; }
+	result $rc "another user's process: limit found without CAP_SYS_RESOURCE, trimmed only with ptrace access"
+else
+	n=$((n + 1))
+	echo "ok $n another user's process # SKIP the test needs root to drop privileges"
 fi
 [ "$failed" -eq 0 ]
