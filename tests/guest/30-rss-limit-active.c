@@ -148,12 +148,17 @@ TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_3, GUEST_TIMEOUT(60))
 	EXPECT_LE(after, 8 * 1024 * 5 / 4 + 1024);
 }
 
-/* Same in mode 2, where it needs memory pressure to act. */
+/*
+ * Same in mode 2, where it needs memory pressure to act. Mode 2 is a soft
+ * limit: once a trim has freed memory the process may grow again until
+ * memory is short, so what counts is the smallest RSS within the second.
+ */
 TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_2, GUEST_TIMEOUT(120))
 {
 	struct rlimit rl = { 8 * MIB, RLIM_INFINITY };
-	long long before, after;
+	long long before, after, rss;
 	pid_t pid, pressure;
+	double deadline;
 
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 2));
 	pid = spawn_toucher("running", 48 * MIB, TOUCH_LOOP, RLIM_INFINITY);
@@ -162,11 +167,19 @@ TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_2, GUEST_TIMEOUT(120))
 	ASSERT_GT(pressure, 0);
 	before = rss_kb(pid);
 	ASSERT_EQ(0, prlimit(pid, RLIMIT_RSS, &rl, NULL));
-	sleep_s(time_scale());
-	after = rss_kb(pid);
+	after = before;
+	deadline = now_s() + time_scale();
+	while (now_s() < deadline) {
+		sleep_s(0.05);
+		rss = rss_kb(pid);
+		if (rss >= 0 && rss < after)
+			after = rss;
+	}
 	stop_child(pressure);
 	stop_child(pid);
-	TH_LOG("rss %lld kB -> %lld kB one second after prlimit", before, after);
+	TH_LOG("rss %lld kB -> %lld kB at least once within a second of prlimit",
+	       before, after);
+	EXPECT_GT(before, 32 * 1024);
 	EXPECT_LE(after, 8 * 1024 * 5 / 4 + 1024);
 }
 
