@@ -138,7 +138,7 @@ guest-tests: $(GUEST_C) $(GUEST_SH)
 
 host-tests: $(HOST_TESTS)
 
-$(INITRAMFS): harness/initramfs.sh harness/guest/init $(wildcard harness/guest/*.sh harness/scenarios/*) \
+$(INITRAMFS): harness/initramfs.sh harness/guest/init $(wildcard harness/guest/*.sh harness/guest/*.awk harness/guest/*.ere harness/scenarios/*) \
 		$(WORKLOADS) $(GUEST_PROGS) $(TRIMD) $(GUEST_C) $(GUEST_SH) \
 		$(addprefix $(UPSTREAM)/,$(UPSTREAM_MM) test_memcontrol)
 	@harness/initramfs.sh $@ $(BUILD)/bin $(BUILD)/guest-tests $(UPSTREAM)

@@ -22,7 +22,7 @@ install -m 0755 "$RSSLIM_TOP/harness/guest/init" "$stage/init"
 for script in "$RSSLIM_TOP"/harness/guest/*.sh; do
 	install -m 0755 "$script" "$stage/rsslim/"
 done
-install -m 0644 "$RSSLIM_TOP/harness/guest/splats.ere" "$stage/rsslim/"
+install -m 0644 "$RSSLIM_TOP/harness/guest/splats.ere" "$RSSLIM_TOP/harness/guest/tap-check.awk" "$stage/rsslim/"
 cp "$RSSLIM_TOP"/harness/scenarios/* "$stage/rsslim/scenarios/" 2>/dev/null || true
 
 # A dynamically linked host program and every library ldd names for it.

@@ -10,7 +10,6 @@ cd "$RSSLIM_TOP"
 
 tap_log=$(mktemp)
 trap 'rm -f "$tap_log"' EXIT
-extra_failures=0
 m() { make --no-print-directory "$@"; }
 
 # The kernel and guest image first: the harness fault tests boot them.
@@ -20,13 +19,18 @@ if ! m kernel || ! m initramfs; then
 	guest_ready=false
 fi
 
-# Host tests: every program in build/host-tests and every tests/host/*.sh.
-timed "building host tests and workloads" m workloads host-tests
-for t in build/host-tests/* tests/host/*.sh; do
-	[ -x "$t" ] || continue
-	echo "# host: $t"
-	"$t" 2>&1 | tee -a "$tap_log" || true
-done
+# Host tests: every program in build/host-tests and every tests/host/*.sh. A
+# script that dies, or reports fewer results than it planned, counts as a
+# failure (harness/tap-runner.sh).
+if timed "building host tests and workloads" m workloads host-tests; then
+	host_tests=()
+	for t in build/host-tests/* tests/host/*.sh; do
+		[ -x "$t" ] && host_tests+=("$t")
+	done
+	harness/tap-runner.sh run "$tap_log" "${host_tests[@]}"
+else
+	echo "not ok - host tests and workloads build failed" | tee -a "$tap_log"
+fi
 
 # Guest suite.
 if $guest_ready; then
@@ -42,8 +46,7 @@ if $guest_ready; then
 	if ! harness/qemu.sh --job test --out "$run_dir" --ram "${RAM:-256M}" --swap "${SWAP:-512M}" \
 		--timeout "${TIMEOUT:-$((1200 * (time_scale + 1) / 2))}" \
 		--append "rsslim.release=$release rsslim.host_release=$(uname -r) rsslim.time_scale=$time_scale" | tee -a "$tap_log"; then
-		extra_failures=$((extra_failures + 1))
-		echo "not ok - guest run failed (console: $run_dir/console.log)"
+		echo "not ok - guest run failed (console: $run_dir/console.log)" | tee -a "$tap_log"
 	fi
 	log "guest suite took $(($(date +%s) - boot_start)) s on $(cat "$run_dir/accel" 2>/dev/null || echo '?')"
 	# The debug kernel also runs one short bench scenario: the bench's own
@@ -70,17 +73,4 @@ if $guest_ready; then
 	fi
 fi
 
-# Result lines are counted at the start of a line only (nested TAP is
-# indented, and comment lines start with '#').
-read -r passed failed skipped < <(awk '
-	/^ok [0-9]+.*# [Ss][Kk][Ii][Pp]/ { s++; next }
-	/^ok / { p++ }
-	/^not ok / { f++ }
-	END { print p + 0, f + 0, s + 0 }' "$tap_log")
-failed=$((failed + extra_failures))
-if [ "$skipped" -gt 0 ]; then
-	echo "$passed passed, $failed failed, $skipped skipped"
-else
-	echo "$passed passed, $failed failed"
-fi
-[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+harness/tap-runner.sh summary "$tap_log"

@@ -84,7 +84,7 @@ TEST(fork_inherits)
 TEST(exec_keeps_the_limit)
 {
 	char out[4096] = "", value[64];
-	int fds[2], status;
+	int fds[2];
 	ssize_t n, total = 0;
 	pid_t pid;
 
@@ -103,8 +103,7 @@ TEST(exec_keeps_the_limit)
 		total += n;
 	out[total] = '\0';
 	close(fds[0]);
-	waitpid(pid, &status, 0);
-	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, wait_exit_code(pid));
 	ASSERT_NE(NULL, field_text(out, "RssLimitPages", value, sizeof(value)));
 	EXPECT_EQ(8 * MIB / PAGE_SZ, atoll(value));
 }
@@ -152,7 +151,6 @@ TEST(soft_above_hard_is_rejected)
 TEST(unprivileged_rules_unchanged)
 {
 	pid_t root_child = spawn_sleeper(), pid;
-	int status;
 
 	ASSERT_GT(root_child, 0);
 	pid = fork();
@@ -170,8 +168,7 @@ TEST(unprivileged_rules_unchanged)
 			_exit(13);
 		_exit(0);
 	}
-	waitpid(pid, &status, 0);
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, wait_exit_code(pid));
 	EXPECT_EQ(-2, limit_pages(root_child));
 	stop_child(root_child);
 }

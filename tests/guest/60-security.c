@@ -178,7 +178,6 @@ TEST_F(security, sysctls_are_read_only_for_other_users)
 		"rss_limit_enforce", "swap_token", "swap_token_timeout_ms", "swap_token_idle_ms",
 	};
 	pid_t pid = fork();
-	int status;
 
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -204,9 +203,7 @@ TEST_F(security, sysctls_are_read_only_for_other_users)
 			_exit(50);
 		_exit(0);
 	}
-	waitpid(pid, &status, 0);
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, wait_exit_code(pid));
 }
 
 /* A user cannot change another user's RSS limit, in either direction. */
@@ -214,7 +211,6 @@ TEST_F(security, other_users_limit_cannot_be_changed)
 {
 	struct rlimit mine = { 32 * MIB, RLIM_INFINITY };
 	pid_t victim, attacker;
-	int status;
 
 	victim = spawn_toucher("other-user", 4 * MIB, TOUCH_ONCE, 32 * MIB);
 	ASSERT_GT(victim, 0);
@@ -231,9 +227,7 @@ TEST_F(security, other_users_limit_cannot_be_changed)
 			_exit(22);
 		_exit(0);
 	}
-	waitpid(attacker, &status, 0);
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, wait_exit_code(attacker));
 	ASSERT_EQ(0, prlimit(victim, RLIMIT_RSS, NULL, &mine));
 	EXPECT_EQ(32 * MIB, (long long)mine.rlim_cur);
 	EXPECT_EQ(32 * MIB / PAGE_SZ, status_num(victim, "RssLimitPages"));

@@ -279,6 +279,22 @@ static inline pid_t spawn_hog(rlim_t limit, char *const argv[])
 	return pid;
 }
 
+/*
+ * Wait for a child and return its exit code. A child killed by a signal
+ * gives 128 + the signal, as a shell reports it, and a failed wait -1: a
+ * killed hog can never pass for one that finished its work.
+ */
+static inline int wait_exit_code(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 static inline void stop_child(pid_t pid)
 {
 	if (pid > 0) {

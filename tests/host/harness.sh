@@ -6,7 +6,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/host/tap-lib.sh
 . "$top/tests/host/tap-lib.sh"
-tap_start 6
+tap_start 9
 # fails_with PATTERN CMD...: non-zero exit and one "error:" line on stderr matching
 # PATTERN (progress lines may come before it).
 fails_with() {
@@ -98,4 +98,68 @@ rc=0
 fails_with "^error: build/linux has commits that are not in kernel-patch/" run_kernel tree || rc=1
 git -C "$fake/build/linux" log -1 --format=%s | grep -q "unexported work" || rc=1
 result $rc "unexported commits in the tree are never thrown away"
+
+# deps_cover DEPS_FILE: every command the host scripts and the Makefile run
+# (harness/list-commands.py) is installed by DEPS_FILE's list, or comes with
+# every Debian system (an Essential or Priority: required package).
+deps_cover() {
+	local deps_file=$1 entry cmd path cand pkg files=" " pkgs=" " missing=0 needed=()
+	eval "$(sed -n '/^needed=(/,/^)/p' "$deps_file")"
+	for entry in "${needed[@]}"; do
+		pkgs+="${entry%%:*} "
+		files+="$(basename "${entry#*:}") "
+	done
+	while read -r cmd; do
+		[[ $files == *" $cmd "* ]] && continue
+		pkg=
+		path=$(command -v "$cmd" || true)
+		for cand in "$path" "$(readlink -f "$path" || true)" "/usr$path" "${path#/usr}"; do
+			[ -n "$cand" ] || continue
+			pkg=$(dpkg-query -S "$cand" 2>/dev/null | grep -v '^diversion' | head -1 | cut -d: -f1 || true)
+			[ -n "$pkg" ] && break
+		done
+		if [ -z "$pkg" ]; then
+			echo "# $cmd: not installed here and not in $deps_file"
+			missing=1
+		elif [[ $pkgs != *" $pkg "* ]] &&
+			! dpkg-query -W -f='${Essential} ${Priority}\n' "$pkg" | grep -qE '^yes|required'; then
+			echo "# $cmd comes from $pkg, which $deps_file does not install"
+			missing=1
+		fi
+	done < <(python3 "$top/harness/list-commands.py" "$top"/harness/*.sh "$top"/tests/host/*.sh \
+		"$top/.ci/run" "$top/Makefile")
+	return "$missing"
+}
+check "harness/deps.sh installs every command the host scripts and the Makefile run" \
+	deps_cover "$top/harness/deps.sh"
+
+# The check above can fail: without jq in the list, jq is named.
+deps_check_fails() {
+	grep -v '^	jq:' "$top/harness/deps.sh" >"$tmp/deps-without-jq.sh"
+	if deps_cover "$tmp/deps-without-jq.sh" >"$tmp/cover.out"; then
+		echo "# the scan passed a list without jq"
+		return 1
+	fi
+	grep -q '^# jq comes from jq, which' "$tmp/cover.out"
+	[ "$(grep -c . "$tmp/cover.out")" -eq 1 ] || { sed 's/^/#   /' "$tmp/cover.out"; return 1; }
+}
+check "the dependency scan names a command whose package is missing from the list" deps_check_fails
+
+# make test's counting: a failing, dying, short or silent TAP script, and a
+# failure in the middle of a tap-lib check, each turn the closing line red.
+tap_counting() {
+	local out rc=0
+	"$top/harness/tap-runner.sh" run "$tmp/pass.log" "$top/tests/fixtures/tap/passes.sh" >/dev/null
+	out=$("$top/harness/tap-runner.sh" summary "$tmp/pass.log")
+	[ "$out" = "2 passed, 0 failed" ] || { echo "# passing fixture: $out"; return 1; }
+	"$top/harness/tap-runner.sh" run "$tmp/all.log" "$top"/tests/fixtures/tap/*.sh >/dev/null
+	out=$("$top/harness/tap-runner.sh" summary "$tmp/all.log") || rc=$?
+	echo "# all fixtures: $out (exit $rc)"
+	[ "$out" = "7 passed, 7 failed" ] && [ "$rc" -ne 0 ]
+	for f in fails dies short-plan exits-nonzero silent check-midway; do
+		grep -q "^not ok .*" <(sed -n "\|^# host: .*/$f.sh|,\|^# host: |p" "$tmp/all.log") ||
+			{ echo "# $f.sh not counted as a failure"; return 1; }
+	done
+}
+check "a failing, dying, short or silent TAP script counts as a failure in the closing line" tap_counting
 [ "$failed" -eq 0 ]

@@ -26,50 +26,70 @@ all_rejected() {
 	done
 }
 
-all_rejected hog "--size 0" "--size 12Q" "--size -5M" "--size 99999999999T" "--bogus" \
-	"--size" "--mode disk" "--pattern zigzag" "--duration 0" "--passes -1" "--rate 0" "extra"
-result $? "hog refuses bad input with one line and exit 2"
-all_rejected victim "--wss 0" "--wss 12Q" "--wss -5M" "--wss 99999999999T" "--bogus" \
-	"--mode busy" "--period 0" "--touch 0" "--duration 0"
-result $? "victim refuses bad input with one line and exit 2"
+hog_rejects_bad_input() {
+	all_rejected hog "--size 0" "--size 12Q" "--size -5M" "--size 99999999999T" "--bogus" \
+		"--size" "--mode disk" "--pattern zigzag" "--duration 0" "--passes -1" "--rate 0" "extra"
+}
+check "hog refuses bad input with one line and exit 2" hog_rejects_bad_input
 
-rc=0
-rejects "$bin/hog" --mode file --file "$tmp/no/such/dir/hog.data" --size 1M || rc=1
-[ ! -e "$tmp/no" ] || rc=1
-result $rc "hog --mode file with an uncreatable path fails cleanly and creates nothing"
+victim_rejects_bad_input() {
+	all_rejected victim "--wss 0" "--wss 12Q" "--wss -5M" "--wss 99999999999T" "--bogus" \
+		"--mode busy" "--period 0" "--touch 0" "--duration 0"
+}
+check "victim refuses bad input with one line and exit 2" victim_rejects_bad_input
 
-"$bin/hog" --size 8M --duration 1 --interval 200ms >"$tmp/hog.tsv"
-awk -F'\t' 'NR == 1 { ok = ($1 == "t_s" && NF == 6); next }
-	/^# summary / { summary = 1; next }
-	NF != 6 { ok = 0 }
-	{ rows++ }
-	END { exit !(ok && summary && rows >= 3) }' "$tmp/hog.tsv"
-result $? "hog prints a TSV header, interval rows and a summary"
+hog_uncreatable_file() {
+	rejects "$bin/hog" --mode file --file "$tmp/no/such/dir/hog.data" --size 1M
+	[ ! -e "$tmp/no" ]
+}
+check "hog --mode file with an uncreatable path fails cleanly and creates nothing" hog_uncreatable_file
 
-"$bin/hog" --size 4M --pattern sort --passes 2 >"$tmp/sort.tsv"
-grep -q '^# summary .*passes=2 .*stopped=passes' "$tmp/sort.tsv"
-result $? "hog --pattern sort completes a fixed number of passes (sorted, checked)"
+hog_tsv() {
+	"$bin/hog" --size 8M --duration 1 --interval 200ms >"$tmp/hog.tsv"
+	awk -F'\t' 'NR == 1 { ok = ($1 == "t_s" && NF == 6); next }
+		/^# summary / { summary = 1; next }
+		NF != 6 { ok = 0 }
+		{ rows++ }
+		END { exit !(ok && summary && rows >= 3) }' "$tmp/hog.tsv"
+}
+check "hog prints a TSV header, interval rows and a summary" hog_tsv
 
-"$bin/hog" --size 4M --mode file --file "$tmp/hog.data" --duration 0.3 >/dev/null
-[ ! -e "$tmp/hog.data" ]
-result $? "hog --mode file removes its file at exit"
+hog_sort_passes() {
+	"$bin/hog" --size 4M --pattern sort --passes 2 >"$tmp/sort.tsv"
+	grep -q '^# summary .*passes=2 .*stopped=passes' "$tmp/sort.tsv"
+}
+check "hog --pattern sort completes a fixed number of passes (sorted, checked)" hog_sort_passes
 
-"$bin/hog" --size 8M --duration 30 >"$tmp/sig.tsv" &
-pid=$!
-sleep 0.5
-kill -TERM "$pid"
-wait "$pid"
-grep -q 'stopped=signal' "$tmp/sig.tsv"
-result $? "hog exits cleanly with a summary on SIGTERM"
+hog_file_removed() {
+	"$bin/hog" --size 4M --mode file --file "$tmp/hog.data" --duration 0.3 >/dev/null
+	[ ! -e "$tmp/hog.data" ]
+}
+check "hog --mode file removes its file at exit" hog_file_removed
 
-"$bin/victim" --wss 4M --period 5ms --duration 0.5 --log "$tmp/rounds.tsv" >"$tmp/victim.tsv"
-awk -F'\t' '/^#/ { next }
-	++rows == 1 { ok = ($1 == "rounds" && $7 == "max_us"); next }
-	rows == 2 { ok = ok && $1 >= 50 && $3 <= $4 && $4 <= $5 && $5 <= $6 && $6 <= $7 }
-	END { exit !(ok && rows == 2) }' "$tmp/victim.tsv" && [ "$(wc -l <"$tmp/rounds.tsv")" -ge 50 ]
-result $? "victim server mode reports ordered percentiles and a per-round log"
+hog_sigterm() {
+	local pid
+	"$bin/hog" --size 8M --duration 30 >"$tmp/sig.tsv" &
+	pid=$!
+	sleep 0.5
+	kill -TERM "$pid"
+	wait "$pid"
+	grep -q 'stopped=signal' "$tmp/sig.tsv"
+}
+check "hog exits cleanly with a summary on SIGTERM" hog_sigterm
 
-"$bin/victim" --wss 4M --mode idle --sleep 0.2 >"$tmp/idle.tsv"
-awk -F'\t' '$1 == "4096" && $2 == "100.0" { found = 1 } END { exit !found }' "$tmp/idle.tsv"
-result $? "victim idle mode reports its resident share (100% with no pressure)"
+victim_server() {
+	"$bin/victim" --wss 4M --period 5ms --duration 0.5 --log "$tmp/rounds.tsv" >"$tmp/victim.tsv"
+	awk -F'\t' '/^#/ { next }
+		++rows == 1 { ok = ($1 == "rounds" && $7 == "max_us"); next }
+		rows == 2 { ok = ok && $1 >= 50 && $3 <= $4 && $4 <= $5 && $5 <= $6 && $6 <= $7 }
+		END { exit !(ok && rows == 2) }' "$tmp/victim.tsv"
+	[ "$(wc -l <"$tmp/rounds.tsv")" -ge 50 ]
+}
+check "victim server mode reports ordered percentiles and a per-round log" victim_server
+
+victim_idle() {
+	"$bin/victim" --wss 4M --mode idle --sleep 0.2 >"$tmp/idle.tsv"
+	awk -F'\t' '$1 == "4096" && $2 == "100.0" { found = 1 } END { exit !found }' "$tmp/idle.tsv"
+}
+check "victim idle mode reports its resident share (100% with no pressure)" victim_idle
 [ "$failed" -eq 0 ]
