@@ -9,7 +9,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$RSSLIM_TOP"
 
-default_scenarios="victim-alone hog-unlimited hog-rsslimit hog-rsslimit-off hog-memhigh hog-trimd idle-2004 idle-2004-off idle-2004-trimd thrash-token thrash-token-off"
+default_scenarios="victim-alone hog-unlimited hog-rsslimit hog-rsslimit-pid hog-rsslimit-off hog-memhigh hog-trimd idle-2004 idle-2004-pid idle-2004-off idle-2004-trimd thrash-token thrash-token-off"
 hog_scenarios="hog-unlimited hog-rsslimit hog-memhigh"
 DURATION=${DURATION:-20}
 REPEAT=${REPEAT:-1}
@@ -52,6 +52,13 @@ case $MODE in
 *) die "MODE must be 1 (passive), 2 (active) or 3 (hard) (got '$MODE')" ;;
 esac
 [[ $HOG != *"'"* ]] || die "HOG must not contain single quotes"
+if [ -n "$HOG" ]; then
+	for s in "${scenarios[@]}"; do
+		# prlimit --pid needs the hog's own pid; a HOG command runs under timeout and sh.
+		! grep -q '^HOG_LIMIT=rlimit-pid' "harness/scenarios/$s" ||
+			die "HOG cannot be used with scenario '$s', which limits the running hog by its pid"
+	done
+fi
 
 make --no-print-directory kernel
 make --no-print-directory initramfs

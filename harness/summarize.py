@@ -88,6 +88,28 @@ def read_scenario(path):
     return vals
 
 
+def summarise_late_limit(path, r, victim_kind, vic_rows, hog_rows):
+    """A hog limited with prlimit --pid while it ran (limit.tsv): what the
+    victim had when the limit took effect (prlimit returned), and what it
+    kept of that while the hog ran on: the sleeper's last sample (it only
+    loses memory), the server's mean."""
+    limit = read_tsv(os.path.join(path, "limit.tsv"))
+    rss = {(x["when"], x["role"]): num(x["rss_kb"]) for x in limit}
+    if not limit or rss.get(("after", "victim")) is None:
+        return
+    at_limit = rss[("after", "victim")]
+    r["victim_rss_before_prlimit_kb"] = rss.get(("before", "victim"))
+    r["victim_rss_at_limit_kb"] = at_limit
+    r["hog_rss_at_limit_kb"] = rss.get(("after", "hog"))
+    t_limit = max(num(x["t_ms"]) for x in limit if x["when"] == "after")
+    hog_end = max(num(s["t_ms"]) for s in hog_rows) if hog_rows else None
+    later = [num(s["rss_kb"]) for s in vic_rows
+             if num(s["t_ms"]) >= t_limit and (hog_end is None or num(s["t_ms"]) <= hog_end)]
+    if later and at_limit > 0:
+        kept = later[-1] if victim_kind == "idle" else statistics.mean(later)
+        r["victim_kept_since_limit_pct"] = 100.0 * kept / at_limit
+
+
 def summarise_dir(path):
     r = {"complete": os.path.exists(os.path.join(path, "status"))
          and open(os.path.join(path, "status")).read().strip() == "complete"}
@@ -136,6 +158,7 @@ def summarise_dir(path):
         base_kb = max(base) if base else None
         if base_kb and during:
             r["victim_rss_kept_pct"] = 100.0 * statistics.mean(during) / base_kb
+    summarise_late_limit(path, r, victim_kind, vic_rows, hog_rows)
     if hog_rows:
         r["hog_rss_mean_mib"] = statistics.mean(num(s["rss_kb"]) for s in hog_rows) / 1024
         if "hog_majflt" not in r:
@@ -164,6 +187,7 @@ COLUMNS = [
     ("victim_max_us", "max us"), ("victim_p99_increase_pct", "p99 +%"),
     ("victim_majflt", "v.majflt"), ("victim_rss_kept_pct", "v.kept %"),
     ("victim_resident_pct", "v.resident %"), ("victim_retouch_ms", "retouch ms"),
+    ("victim_rss_at_limit_kb", "v.kB@limit"), ("victim_kept_since_limit_pct", "v.kept since limit %"),
     ("hog_mib_s", "hog MiB/s"), ("hog_throughput_pct", "hog %"), ("hog_majflt", "h.majflt"),
     ("hogs_wall_s", "2 hogs s"), ("token_share_hog", "tok.hog %"), ("token_share_hog2", "tok.hog2 %"),
     ("token_share_victim", "tok.vic %"),
@@ -219,9 +243,10 @@ def main():
             r["hog_throughput_pct"] = 100.0 * r["hog_mib_s"] / unl["hog_mib_s"]
 
     order = ["victim-alone", "hog-unlimited", "hog-rsslimit", "hog-rsslimit-m1", "hog-rsslimit-m2",
-             "hog-rsslimit-m3", "hog-rsslimit-off", "hog-memhigh", "hog-trimd", "idle-2004",
-             "idle-2004-m1", "idle-2004-m2", "idle-2004-m3", "idle-2004-off", "idle-2004-trimd",
-             "thrash-token"]
+             "hog-rsslimit-m3", "hog-rsslimit-pid-m1", "hog-rsslimit-pid-m2", "hog-rsslimit-pid-m3",
+             "hog-rsslimit-off", "hog-memhigh", "hog-trimd", "idle-2004",
+             "idle-2004-m1", "idle-2004-m2", "idle-2004-m3", "idle-2004-pid-m1", "idle-2004-pid-m2",
+             "idle-2004-pid-m3", "idle-2004-off", "idle-2004-trimd", "thrash-token"]
     rows.sort(key=lambda r: (r["lru"] != "mglru",
                              order.index(r["scenario"]) if r["scenario"] in order else 99,
                              r["scenario"]))
@@ -243,6 +268,23 @@ def main():
         print("  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
     print()
     mode_names = {"m1": "passive", "m2": "active", "m3": "hard", "trimd": "rsstrimd"}
+
+    def mode_text(label):
+        mode = mode_names.get(label.rsplit("-", 1)[-1], label)
+        if label.endswith("-off"):
+            return "knobs off (unpatched)"
+        if "-pid-" in label:
+            return mode + ", given by prlimit --pid once the hog had grown"
+        return mode
+
+    def late_text(r):
+        """For a limit given to the running hog: judged from when it took effect."""
+        if r.get("victim_kept_since_limit_pct") is None:
+            return ""
+        return ("; it had %s MiB when the limit took effect (%s MiB when prlimit started) "
+                "and kept %s%% of it" % (fmt(r["victim_rss_at_limit_kb"] / 1024),
+                                         fmt((r.get("victim_rss_before_prlimit_kb") or 0) / 1024),
+                                         fmt(r["victim_kept_since_limit_pct"])))
 
     def hog_text(r):
         if r.get("hog_throughput_pct") is None:
@@ -266,14 +308,11 @@ def main():
                 lru, fmt(unl["victim_majflt"]), fmt(unl.get("victim_p99_us"))))
             for label in sorted(k[0] for k in index if k[1] == lru and k[0].startswith("hog-rsslimit")):
                 r = index[(label, lru)]
-                mode = mode_names.get(label.rsplit("-", 1)[-1], label)
-                if label == "hog-rsslimit-off":
-                    mode = "knobs off (unpatched)"
                 cut = "" if not unl["victim_majflt"] else " (%+.0f%%)" % (
                     100.0 * ((r.get("victim_majflt") or 0) / unl["victim_majflt"] - 1))
-                print("  prlimit --rss, %s: %s major faults%s, p99 %s us, %s%s." % (
-                    mode, fmt(r.get("victim_majflt")), cut, fmt(r.get("victim_p99_us")), hog_text(r),
-                    cpu_text(r)))
+                print("  prlimit --rss, %s: %s major faults%s, p99 %s us, %s%s%s." % (
+                    mode_text(label), fmt(r.get("victim_majflt")), cut, fmt(r.get("victim_p99_us")),
+                    hog_text(r), late_text(r), cpu_text(r)))
             for label, what in (("hog-trimd", "prlimit --rss + rsstrimd"), ("hog-memhigh", "memory.high instead")):
                 r = index.get((label, lru))
                 if r:
@@ -285,13 +324,11 @@ def main():
             print("%s: 2004 test (sleeping 100 MiB beside a sorting hog under ulimit -m 4000):" % lru)
             for label in idle:
                 r = index[(label, lru)]
-                mode = mode_names.get(label.rsplit("-", 1)[-1], label)
-                if label.endswith("-off"):
-                    mode = "knobs off (unpatched)"
-                print("  %s: the sleeper kept %s%% of its memory; re-touching took %s ms, %s major faults; "
+                print("  %s: the sleeper kept %s%% of its memory%s; re-touching took %s ms, %s major faults; "
                       "the limited hog ran at %s MiB/s%s." % (
-                          mode, fmt(r.get("victim_resident_pct")), fmt(r.get("victim_retouch_ms")),
-                          fmt(r.get("victim_majflt")), fmt(r.get("hog_mib_s")), cpu_text(r)))
+                          mode_text(label), fmt(r.get("victim_resident_pct")), late_text(r),
+                          fmt(r.get("victim_retouch_ms")), fmt(r.get("victim_majflt")),
+                          fmt(r.get("hog_mib_s")), cpu_text(r)))
     for lru in ("mglru", "classic"):
         on, off = index.get(("thrash-token", lru)), index.get(("thrash-token-off", lru))
         if on and off and on.get("hogs_wall_s") and off.get("hogs_wall_s"):
@@ -304,7 +341,8 @@ def main():
 
 
 SPREAD_KEYS = [("victim_majflt", "victim major faults"), ("victim_p99_us", "p99 us"),
-               ("victim_resident_pct", "sleeper kept %"), ("hog_mib_s", "hog MiB/s"),
+               ("victim_resident_pct", "sleeper kept %"),
+               ("victim_kept_since_limit_pct", "victim kept since the limit %"), ("hog_mib_s", "hog MiB/s"),
                ("hogs_wall_s", "2 hogs s")]
 
 

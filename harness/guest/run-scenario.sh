@@ -10,7 +10,7 @@ scenario_file=/rsslim/scenarios/$SCENARIO
 
 # Defaults a scenario file may override.
 VICTIM=server VICTIM_WSS=64M HOG_KIND=default HOG_LIMIT=none HOG_SIZE=300M HOG_PATTERN=seq
-HOG_PASSES='' HOGS=1
+HOG_PASSES='' HOGS=1 LIMIT_AFTER=5
 ENFORCE=1 SWAP_TOKEN=1 RSS_LIMIT='' TRIMD=''
 # shellcheck source=/dev/null
 . "$scenario_file"
@@ -114,6 +114,8 @@ start_hog() {
 	case $HOG_LIMIT in
 	none) "$@" >"$out/$role.tsv" 2>&1 & ;;
 	rlimit) prlimit --rss="$limit_bytes" "$@" >"$out/$role.tsv" 2>&1 & ;;
+	# Limited later, by limit_running_hog.
+	rlimit-pid) "$@" >"$out/$role.tsv" 2>&1 & ;;
 	memhigh)
 		mkdir -p /sys/fs/cgroup/hog
 		echo "$limit_bytes" >/sys/fs/cgroup/hog/memory.high
@@ -122,6 +124,42 @@ start_hog() {
 	*) echo "# rsslim: unknown HOG_LIMIT '$HOG_LIMIT'"; exit 2 ;;
 	esac
 	echo "$!" >"$roles/$role"
+}
+
+rss_kb_of() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+uptime_cs() { awk '{ printf "%d", $1 * 100 }' /proc/uptime; }
+
+# snapshot WHEN: one limit.tsv row per role (t_ms since the sampler started).
+snapshot() {
+	t_ms=$(awk -v t0="$t0_uptime" '{ printf "%d", ($1 - t0) * 1000 }' /proc/uptime)
+	for f in "$roles"/*; do
+		pid=$(cat "$f")
+		printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$t_ms" "${f##*/}" "$pid" "$(rss_kb_of "$pid")"
+	done
+}
+
+# limit_running_hog PID: prlimit --pid on the running hog once it has grown:
+# when the victim has lost 10% of what it had when the hog started (reclaim
+# has reached it), or after LIMIT_AFTER seconds. limit.tsv has what every
+# role had resident just before prlimit started and just after it returned,
+# when the limit took effect: under thrashing, starting prlimit alone takes
+# a few tenths of a second.
+limit_running_hog() {
+	victim_full=
+	[ -z "$victim_pid" ] || victim_full=$(rss_kb_of "$victim_pid")
+	until_cs=$(($(uptime_cs) + LIMIT_AFTER * 100))
+	while [ "$(uptime_cs)" -lt "$until_cs" ]; do
+		[ -z "$victim_full" ] || [ $(($(rss_kb_of "$victim_pid") * 10)) -ge $((victim_full * 9)) ] ||
+			break
+		sleep 0.05
+	done
+	{
+		printf 'when\tt_ms\trole\tpid\trss_kb\n'
+		snapshot before
+		prlimit --pid "$1" --rss="$limit_bytes:unlimited" ||
+			echo "# rsslim: prlimit --pid $1 failed" >&2
+		snapshot after
+	} >"$out/limit.tsv"
 }
 
 hog_pids=
@@ -133,6 +171,7 @@ if [ "$HOG_KIND" != none ]; then
 		start_hog hog2
 		hog_pids="$hog_pids $(cat "$roles/hog2")"
 	fi
+	[ "$HOG_LIMIT" != rlimit-pid ] || limit_running_hog "$hog_pids"
 	for pid in $hog_pids; do
 		wait "$pid"
 		rc=$?

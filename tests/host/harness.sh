@@ -28,6 +28,8 @@ for bad in "RAM=abc:RAM must be" "SWAP=-1:SWAP must be" "DURATION=0:DURATION mus
 	"SAMPLE_INTERVAL=5s:SAMPLE_INTERVAL must be"; do
 	fails_with "^error: ${bad#*:}" env "${bad%%:*}" "$top/harness/bench.sh" || rc=1
 done
+fails_with "^error: HOG cannot be used with scenario 'idle-2004-pid'" \
+	env SCENARIOS=idle-2004-pid HOG='hog --size 10M' "$top/harness/bench.sh" || rc=1
 [ "$results_before" = "$(list_results)" ] || rc=1
 result $rc "bench refuses bad variables before building anything, results/ untouched"
 

@@ -8,7 +8,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 # shellcheck source=tests/host/tap-lib.sh
 . "tests/host/tap-lib.sh"
-tap_start 7
+tap_start 8
 cp -r tests/fixtures/run-small "$tmp/run"
 rc=0
 python3 harness/summarize.py "$tmp/run" >"$tmp/report" || rc=1
@@ -18,6 +18,16 @@ awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 	END { exit !(u == 100 && l == 60) }' "$tmp/run/summary.tsv" || rc=1
 grep -q "knobs off (unpatched): the sleeper kept 27% of its memory" "$tmp/report" || rc=1
 result $rc "summary: table, relative throughput and the 2004 sentence from the fixture"
+
+# A limit given to the running hog (limit.tsv): judged from when prlimit
+# returned, 80000 kB in the fixture, of which the sleeper's last sample while
+# the hog ran (76000 kB) is 95%.
+rc=0
+awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$1 == "idle-2004-pid-m2" && $2 == "mglru" { a = $(c["victim_rss_at_limit_kb"]); k = $(c["victim_kept_since_limit_pct"]) }
+	END { exit !(a == 80000 && k == 95) }' "$tmp/run/summary.tsv" || rc=1
+grep -q "given by prlimit --pid once the hog had grown: .*it had 78.1 MiB when the limit took effect (85.2 MiB when prlimit started) and kept 95% of it" "$tmp/report" || rc=1
+result $rc "summary: a limit given to the running hog is judged from when it took effect"
 
 # CPU cost: the guest kernel's system+irq+softirq ticks (USER_HZ 100) and the hog's own
 # system time; a folder without cpu.before/after simply has no figure.
