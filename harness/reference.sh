@@ -37,7 +37,7 @@ cp "$merged"/{meta.json,summary.tsv,summary.json,report.txt} "$out/"
 for d in "$merged"/*.*/; do
 	d=${d%/}
 	mkdir -p "$out/$(basename "$d")"
-	for f in scenario job.env victim.tsv hog.tsv hog2.tsv guest-settings.txt; do
+	for f in scenario job.env victim.tsv hog.tsv hog2.tsv guest-settings.txt limit.tsv; do
 		[ ! -f "$d/$f" ] || cp "$d/$f" "$out/$(basename "$d")/"
 	done
 done
