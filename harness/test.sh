@@ -49,6 +49,13 @@ if $guest_ready; then
 		echo "not ok - guest run failed (console: $run_dir/console.log)" | tee -a "$tap_log"
 	fi
 	log "guest suite took $(($(date +%s) - boot_start)) s on $(cat "$run_dir/accel" 2>/dev/null || echo '?')"
+	# Every guest test program built must have run (a guest that stopped
+	# early, or an image without it, would otherwise just count fewer).
+	for t in "$BUILD_DIR"/guest-tests/*; do
+		[ -x "$t" ] || continue
+		grep -qx "# selftest: ${t##*/}" "$tap_log" ||
+			echo "not ok - guest test ${t##*/} never ran" | tee -a "$tap_log"
+	done
 	# The debug kernel also runs one short bench scenario: the bench's own
 	# paths (sampler, tracepoints, cgroup, trimming) under KASAN and lockdep.
 	if [ "$KCONFIG" = debug ]; then

@@ -126,40 +126,20 @@ start_hog() {
 	echo "$!" >"$roles/$role"
 }
 
-rss_kb_of() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
-uptime_cs() { awk '{ printf "%d", $1 * 100 }' /proc/uptime; }
-
-# snapshot WHEN: one limit.tsv row per role (t_ms since the sampler started).
-snapshot() {
-	t_ms=$(awk -v t0="$t0_uptime" '{ printf "%d", ($1 - t0) * 1000 }' /proc/uptime)
-	for f in "$roles"/*; do
-		pid=$(cat "$f")
-		printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$t_ms" "${f##*/}" "$pid" "$(rss_kb_of "$pid")"
-	done
-}
-
-# limit_running_hog PID: prlimit --pid on the running hog once it has grown:
-# when the victim has lost 10% of what it had when the hog started (reclaim
-# has reached it), or after LIMIT_AFTER seconds. limit.tsv has what every
-# role had resident just before prlimit started and just after it returned,
-# when the limit took effect: under thrashing, starting prlimit alone takes
-# a few tenths of a second.
+# limit_running_hog PID: the limiter (harness/guest/limiter.c) gives the
+# running hog its limit with prlimit(2) once the victim has lost 10% of what
+# it had now (reclaim has reached it), or after LIMIT_AFTER seconds, and
+# writes limit.tsv: what every role had resident just before the call and
+# just after it returned, when the limit took effect. A program locked in
+# memory and started now, because starting prlimit under thrashing took
+# 0.2-0.4 s, in which the sleeper lost up to 43 MiB the kernel had not yet
+# been asked to protect.
 limit_running_hog() {
-	victim_full=
-	[ -z "$victim_pid" ] || victim_full=$(rss_kb_of "$victim_pid")
-	until_cs=$(($(uptime_cs) + LIMIT_AFTER * 100))
-	while [ "$(uptime_cs)" -lt "$until_cs" ]; do
-		[ -z "$victim_full" ] || [ $(($(rss_kb_of "$victim_pid") * 10)) -ge $((victim_full * 9)) ] ||
-			break
-		sleep 0.05
-	done
-	{
-		printf 'when\tt_ms\trole\tpid\trss_kb\n'
-		snapshot before
-		prlimit --pid "$1" --rss="$limit_bytes:unlimited" ||
-			echo "# rsslim: prlimit --pid $1 failed" >&2
-		snapshot after
-	} >"$out/limit.tsv"
+	set -- --pid "$1" --rss "$limit_bytes" --max-wait "${LIMIT_AFTER}s" --roles "$roles" \
+		--t0 "$t0_uptime" --out "$out/limit.tsv"
+	[ -z "$victim_pid" ] || set -- "$@" --watch "$victim_pid" --lost 10
+	limiter "$@" &
+	limiter_pid=$!
 }
 
 hog_pids=
@@ -171,6 +151,7 @@ if [ "$HOG_KIND" != none ]; then
 		start_hog hog2
 		hog_pids="$hog_pids $(cat "$roles/hog2")"
 	fi
+	limiter_pid=
 	[ "$HOG_LIMIT" != rlimit-pid ] || limit_running_hog "$hog_pids"
 	for pid in $hog_pids; do
 		wait "$pid"
@@ -178,6 +159,10 @@ if [ "$HOG_KIND" != none ]; then
 		echo "hog_exit $pid $rc" >>"$out/guest-settings.txt"
 		[ "$rc" -lt 128 ] || killed="$killed hog (pid $pid, exit $rc)"
 	done
+	if [ -n "$limiter_pid" ] && ! wait "$limiter_pid"; then
+		echo "# rsslim: the limiter failed: no limit was given to the hog" >&2
+		killed="$killed limiter"
+	fi
 fi
 
 case $VICTIM in

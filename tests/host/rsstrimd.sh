@@ -19,9 +19,10 @@ start_limited() {
 	echo "# the 4 KiB limit never showed in /proc/$victim/limits"
 	return 1
 }
+# (Under timeout: rsstrimd taking a bad value would run as a daemon forever.)
 exit2_one_line() {
 	local rc=0
-	"$@" >/dev/null 2>"$tmp/err" || rc=$?
+	timeout 10 "$@" >/dev/null 2>"$tmp/err" || rc=$?
 	if [ "$rc" -ne 2 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ]; then
 		echo "# '$*': exit $rc"
 		return 1
@@ -30,8 +31,11 @@ exit2_one_line() {
 
 bad_arguments() {
 	local args
+	# (17179869185G wrapped to 1 GiB in the shift, and inf, nan and 1e300
+	# were taken as times or percentages, before they were refused.)
 	for args in "--mode soft" "--interval 1ms" "--batch 0" "--psi -3" "--min-available lots" \
-		"--bogus" "extra"; do
+		"--bogus" "extra" "--min-available 17179869185G" "--batch 16777216G" "--interval inf" \
+		"--rescan nan" "--rescan 1e300" "--psi nan" "--psi inf"; do
 		# shellcheck disable=SC2086 # each case is a word list
 		exit2_one_line "$bin" $args
 	done

@@ -123,12 +123,15 @@ static void die_usage(const char *what, const char *value)
 	exit(EXIT_USAGE);
 }
 
+/* The longest --interval or --rescan: an hour (and no inf, nan or 1e300). */
+#define MAX_DURATION_NS 3600e9
+
 static int parse_duration(const char *s, uint64_t *ns)
 {
 	char *end;
 	double v = strtod(s, &end);
 
-	if (end == s || v <= 0)
+	if (end == s || !(v > 0))
 		return -1;
 	if (!strcmp(end, "ms"))
 		v *= 1e6;
@@ -136,14 +139,20 @@ static int parse_duration(const char *s, uint64_t *ns)
 		v *= 1e9;
 	else
 		return -1;
+	/* Also false for nan: the conversion below is defined only in range. */
+	if (!(v <= MAX_DURATION_NS))
+		return -1;
 	*ns = (uint64_t)v;
 	return 0;
 }
+
+#define MAX_SIZE (1ULL << 50)
 
 static int parse_size(const char *s, uint64_t *bytes)
 {
 	char *end;
 	unsigned long long v;
+	unsigned int shift = 0;
 
 	if (*s < '0' || *s > '9')
 		return -1;
@@ -152,14 +161,15 @@ static int parse_size(const char *s, uint64_t *bytes)
 	if (errno)
 		return -1;
 	switch (*end) {
-	case 'K': v <<= 10; end++; break;
-	case 'M': v <<= 20; end++; break;
-	case 'G': v <<= 30; end++; break;
+	case 'K': shift = 10; end++; break;
+	case 'M': shift = 20; end++; break;
+	case 'G': shift = 30; end++; break;
 	default: break;
 	}
-	if (*end || v == 0 || v > (1ULL << 50))
+	/* Checked before the shift, which would otherwise wrap. */
+	if (*end || v == 0 || v > (MAX_SIZE >> shift))
 		return -1;
-	*bytes = v;
+	*bytes = v << shift;
 	return 0;
 }
 
@@ -202,7 +212,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'p':
 			o->psi_threshold = strtod(optarg, &end);
-			if (*end || end == optarg || o->psi_threshold <= 0 || o->psi_threshold > 100)
+			/* (written so that nan is refused too) */
+			if (*end || end == optarg || !(o->psi_threshold > 0 && o->psi_threshold <= 100))
 				die_usage("--psi must be a percentage above 0", optarg);
 			break;
 		case 'i':
