@@ -144,6 +144,7 @@ limit_running_hog() {
 
 hog_pids=
 killed=
+no_limit=
 if [ "$HOG_KIND" != none ]; then
 	start_hog hog
 	hog_pids=$(cat "$roles/hog")
@@ -160,8 +161,8 @@ if [ "$HOG_KIND" != none ]; then
 		[ "$rc" -lt 128 ] || killed="$killed hog (pid $pid, exit $rc)"
 	done
 	if [ -n "$limiter_pid" ] && ! wait "$limiter_pid"; then
-		echo "# rsslim: the limiter failed: no limit was given to the hog" >&2
-		killed="$killed limiter"
+		no_limit="the limiter failed: the hog was never limited"
+		echo "# rsslim: $no_limit" >&2
 	fi
 fi
 
@@ -198,6 +199,11 @@ fi
 head -n1 /proc/stat >"$out/cpu.after"
 cat /proc/vmstat >"$out/vmstat.after"
 dmesg >"$out/dmesg.txt"
+# A -pid scenario whose hog got no limit measured nothing it claims to.
+if [ -n "$no_limit" ]; then
+	echo "incomplete: $no_limit" >"$out/status"
+	exit 0
+fi
 # A role that died by a signal (the OOM killer, most likely) makes the
 # run's numbers meaningless: keep them, but say so.
 if [ -n "$killed" ]; then
