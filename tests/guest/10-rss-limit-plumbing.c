@@ -1,27 +1,47 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RLIMIT_RSS plumbing: the limit reclaim sees (RssLimitPages in
+ * RLIMIT_RSS plumbing: the limit reclaim sees (RssLimit in
  * /proc/PID/status) follows setrlimit, prlimit on other processes, fork and
  * exec, converts bytes to pages without overflow, and leaves prlimit's
  * permission rules alone.
  */
 #include "guest_util.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include "kselftest_harness.h"
 
-/* RssLimitPages of pid as a number; -2 for "unlimited", -1 when missing. */
-static long long limit_pages(pid_t pid)
+/* RssLimit (kB) of a status text in pages; -2 for "unlimited", -1 when missing. */
+static long long limit_pages_in(const char *status)
 {
 	char text[64];
 
-	status_text(pid, "RssLimitPages", text, sizeof(text));
-	if (!text[0])
+	if (!field_text(status, "RssLimit", text, sizeof(text)))
 		return -1;
 	if (!strcmp(text, "unlimited"))
 		return -2;
-	return atoll(text);
+	if (!strstr(text, " kB"))
+		return -1;
+	return atoll(text) * 1024 / PAGE_SZ;
+}
+
+static long long limit_pages_at(const char *status_path)
+{
+	char buf[4096];
+
+	if (read_file(status_path, buf, sizeof(buf)))
+		return -1;
+	return limit_pages_in(buf);
+}
+
+/* RssLimit of pid in pages; -2 for "unlimited", -1 when missing. */
+static long long limit_pages(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	return limit_pages_at(path);
 }
 
 static int set_rss(pid_t pid, rlim_t soft, rlim_t hard)
@@ -83,7 +103,7 @@ TEST(fork_inherits)
 
 TEST(exec_keeps_the_limit)
 {
-	char out[4096] = "", value[64];
+	char out[4096] = "";
 	int fds[2];
 	ssize_t n, total = 0;
 	pid_t pid;
@@ -104,8 +124,7 @@ TEST(exec_keeps_the_limit)
 	out[total] = '\0';
 	close(fds[0]);
 	ASSERT_EQ(0, wait_exit_code(pid));
-	ASSERT_NE(NULL, field_text(out, "RssLimitPages", value, sizeof(value)));
-	EXPECT_EQ(8 * MIB / PAGE_SZ, atoll(value));
+	EXPECT_EQ(8 * MIB / PAGE_SZ, limit_pages_in(out));
 }
 
 TEST(byte_values_convert_without_overflow)
@@ -189,6 +208,102 @@ TEST(threads_share_the_limit)
 	ASSERT_EQ(0, (long)rc);
 	EXPECT_EQ(24 * MIB / PAGE_SZ, limit_pages(getpid()));
 	ASSERT_EQ(0, set_rss(0, RLIM_INFINITY, RLIM_INFINITY));
+}
+
+/* A thread of process pid other than its main thread, or 0. */
+static pid_t other_thread(pid_t pid)
+{
+	char task_dir[64];
+	struct dirent *d;
+	pid_t tid = 0;
+	DIR *dir;
+
+	snprintf(task_dir, sizeof(task_dir), "/proc/%d/task", (int)pid);
+	dir = opendir(task_dir);
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir)))
+		if (atoi(d->d_name) > 0 && atoi(d->d_name) != pid)
+			tid = atoi(d->d_name);
+	closedir(dir);
+	return tid;
+}
+
+static void *sleep_forever(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/*
+ * A process whose main thread has exited (a zombie leader, no mm) while
+ * another thread runs: prlimit() on its pid must still reach the mm the
+ * running thread uses.
+ */
+TEST(prlimit_reaches_threads_after_the_leader_exited)
+{
+	char path[64], state[64];
+	pid_t pid, tid = 0;
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		pthread_t th;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (pthread_create(&th, NULL, sleep_forever, NULL))
+			_exit(3);
+		pthread_exit(NULL);
+	}
+	for (int tries = 0; tries < 200; tries++) {
+		tid = other_thread(pid);
+		status_text(pid, "State", state, sizeof(state));
+		if (tid > 0 && state[0] == 'Z')
+			break;
+		tid = 0;
+		sleep_s(0.05);
+	}
+	ASSERT_GT(tid, 0);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	EXPECT_EQ(-2, limit_pages_at(path));
+	ASSERT_EQ(0, set_rss(pid, 12 * MIB, RLIM_INFINITY));
+	EXPECT_EQ(12 * MIB / PAGE_SZ, limit_pages_at(path));
+	stop_child(pid);
+}
+
+/*
+ * A vfork() child runs on its parent's mm until it execs. A limit it sets
+ * is its own: the parent's stays as it was, and the child's program gets it.
+ */
+TEST(vfork_child_limit_stays_with_the_child)
+{
+	char out[4096] = "";
+	int fds[2];
+	ssize_t n, total = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, set_rss(0, RLIM_INFINITY, RLIM_INFINITY));
+	ASSERT_EQ(0, pipe(fds));
+	pid = vfork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct rlimit rl = { 8 * MIB, RLIM_INFINITY };
+
+		if (dup2(fds[1], 1) < 0 || setrlimit(RLIMIT_RSS, &rl))
+			_exit(3);
+		execl("/bin/busybox", "cat", "/proc/self/status", (char *)NULL);
+		_exit(4);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], out + total, sizeof(out) - 1 - total)) > 0)
+		total += n;
+	out[total] = '\0';
+	close(fds[0]);
+	ASSERT_EQ(0, wait_exit_code(pid));
+	EXPECT_EQ(-2, limit_pages(getpid()));
+	EXPECT_EQ(8 * MIB / PAGE_SZ, limit_pages_in(out));
 }
 
 /* prlimit racing with the target's exit: only success or ESRCH, no splat

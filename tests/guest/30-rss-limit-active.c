@@ -3,8 +3,9 @@
  * Active (vm.rss_limit_enforce=2) and hard (3) RLIMIT_RSS enforcement:
  * Andrew Morton's 2004 test scaled to the guest, no trimming without
  * pressure in mode 2, trimming without pressure in mode 3, prlimit on a
- * running process, the trim tracepoint, and the pause after a trim that
- * could not help. Run with MGLRU on and off.
+ * running process, the trim tracepoint, the pause after a trim that
+ * could not help, no cost for a PROT_NONE reservation, and no trimming in
+ * mode 2 while page cache could go instead. Run with MGLRU on and off.
  */
 #include "guest_util.h"
 
@@ -289,14 +290,15 @@ TEST_F_TIMEOUT(active, trim_tracepoint, GUEST_TIMEOUT(60))
 
 /*
  * A process whose memory cannot go anywhere (its cgroup may not swap)
- * stays over its limit; a trim that swept everything for nothing pauses
- * the next for half a second. Without the pause every fault over the
- * limit sweeps again: thousands of trims for 32 MiB, and minutes of it.
- * With it, at most two a second (four allowed, plus a few).
+ * stays over its limit: no trim starts (rss_limit_trim_no_swap counts the
+ * attempts), and the next attempt waits half a second. Without the pause
+ * every fault over the limit sweeps again: thousands of trims for 32 MiB,
+ * and minutes of it. With it, at most two a second (four allowed, plus a
+ * few).
  */
 TEST_F_TIMEOUT(active, futile_trims_pause, GUEST_TIMEOUT(120))
 {
-	long long trims0, trims;
+	long long trims0, trims, noswap0, noswap;
 	double start, took;
 	int fds[2];
 	pid_t pid;
@@ -308,7 +310,8 @@ TEST_F_TIMEOUT(active, futile_trims_pause, GUEST_TIMEOUT(120))
 	ASSERT_EQ(0, write_file(NOSWAP_CG "/memory.swap.max", "0"));
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 3));
 	ASSERT_EQ(0, pipe(fds));
-	trims0 = vmstat("rss_limit_trim");
+	trims0 = vmstat("rss_limit_trim") + vmstat("rss_limit_trim_no_swap");
+	noswap0 = vmstat("rss_limit_trim_no_swap");
 	start = now_s();
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -335,14 +338,176 @@ TEST_F_TIMEOUT(active, futile_trims_pause, GUEST_TIMEOUT(120))
 	close(fds[1]);
 	ASSERT_EQ(1, read(fds[0], &c, 1));
 	took = now_s() - start;
-	trims = vmstat("rss_limit_trim") - trims0;
+	trims = vmstat("rss_limit_trim") + vmstat("rss_limit_trim_no_swap") - trims0;
+	noswap = vmstat("rss_limit_trim_no_swap") - noswap0;
 	close(fds[0]);
-	TH_LOG("32 MiB touched over a 4 MiB limit, unswappable: %.2f s, %lld trims, rss %lld kB",
-	       took, trims, rss_kb(pid));
+	TH_LOG("32 MiB touched over a 4 MiB limit, unswappable: %.2f s, %lld trims (%lld without swap), rss %lld kB",
+	       took, trims, noswap, rss_kb(pid));
 	stop_child(pid);
 	rmdir(NOSWAP_CG);
-	EXPECT_GE(trims, 1);
+	EXPECT_GE(noswap, 1);
 	EXPECT_LE(trims, 4 * took + 4);
+}
+
+/* A process that keeps touching memory under a limit, as run_limited() runs it. */
+struct limited_run {
+	size_t locked;		/* bytes mlocked first: no trim can take them */
+	size_t reserved;	/* bytes of PROT_NONE reservation, never touched */
+	size_t touched;		/* bytes then written page by page, over and over */
+	rlim_t limit;
+	double seconds;		/* for how long */
+	long long pages;	/* page writes done: the work */
+	long long trims;	/* rss_limit_trim meanwhile */
+};
+
+static int run_limited(struct limited_run *r)
+{
+	long long trims0 = vmstat("rss_limit_trim");
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		struct rlimit rl = { r->limit, RLIM_INFINITY };
+		unsigned char *locked, *mem;
+		long long pages = 0;
+		double end = now_s() + r->seconds;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (setrlimit(RLIMIT_RSS, &rl))
+			_exit(3);
+		if (r->locked) {
+			locked = mmap(NULL, r->locked, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED | MAP_POPULATE, -1, 0);
+			if (locked == MAP_FAILED || mlock(locked, r->locked))
+				_exit(4);
+		}
+		if (r->reserved && mmap(NULL, r->reserved, PROT_NONE,
+					MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+					-1, 0) == MAP_FAILED)
+			_exit(5);
+		mem = mmap(NULL, r->touched, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			   -1, 0);
+		if (mem == MAP_FAILED)
+			_exit(6);
+		for (size_t off = 0; pages % 256 || now_s() < end; pages++) {
+			mem[off]++;
+			off = (off + PAGE_SZ) % r->touched;
+		}
+		if (write(fds[1], &pages, sizeof(pages)) != sizeof(pages))
+			_exit(7);
+		_exit(0);
+	}
+	close(fds[1]);
+	if (read(fds[0], &r->pages, sizeof(r->pages)) != sizeof(r->pages)) {
+		close(fds[0]);
+		stop_child(pid);
+		return -1;
+	}
+	close(fds[0]);
+	r->trims = vmstat("rss_limit_trim") - trims0;
+	return wait_exit_code(pid);
+}
+
+/*
+ * A limit under what cannot be paged out (mlocked memory here; shared or
+ * pinned pages are alike): each trim falls short of its target, and the
+ * next waits half a second. Without the pause each fault pays for a sweep
+ * of the whole address space that takes only the pages faulted in since
+ * the last one: a trim per fault. With it, at most two a second.
+ */
+TEST_F_TIMEOUT(active, trims_pause_when_the_limit_is_under_locked_memory, GUEST_TIMEOUT(120))
+{
+	struct limited_run r = {
+		.locked = 16 * MIB, .touched = 32 * MIB, .limit = 8 * MIB, .seconds = 3,
+	};
+
+	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 3));
+	ASSERT_EQ(0, run_limited(&r));
+	TH_LOG("16 MiB locked, 32 MiB written for %.0f s under 8 MiB: %lld page writes, %lld trims",
+	       r.seconds, r.pages, r.trims);
+	EXPECT_GE(r.trims, 1);
+	EXPECT_LE(r.trims, 2 * r.seconds + 4);
+}
+
+/*
+ * A trim skips address space that cannot hold pages: beside a 16 TiB
+ * PROT_NONE reservation (AddressSanitizer's shadow is that size), a
+ * limited process does at least half the work it does without one. Swept
+ * in 2 MiB steps, the reservation alone would cost eight million of them
+ * each time the sweep comes around.
+ */
+TEST_F_TIMEOUT(active, trims_skip_a_large_prot_none_reservation, GUEST_TIMEOUT(120))
+{
+	struct limited_run plain = {
+		.touched = 32 * MIB, .limit = 8 * MIB, .seconds = 4,
+	};
+	struct limited_run reserved = plain;
+
+	reserved.reserved = 16ULL << 40;
+	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 3));
+	ASSERT_EQ(0, run_limited(&plain));
+	ASSERT_EQ(0, run_limited(&reserved));
+	TH_LOG("32 MiB under 8 MiB for %.0f s: %lld page writes, %lld trims; beside 16 TiB PROT_NONE: %lld page writes, %lld trims",
+	       plain.seconds, plain.pages, plain.trims, reserved.pages, reserved.trims);
+	EXPECT_GE(plain.trims, 1);
+	EXPECT_GE(reserved.trims, 1);
+	EXPECT_GE(reserved.pages * 2, plain.pages);
+}
+
+static long long meminfo_kb(const char *key)
+{
+	char buf[8192], text[64];
+
+	if (read_file("/proc/meminfo", buf, sizeof(buf)) || !field_text(buf, key, text, sizeof(text)))
+		return -1;
+	return atoll(text);
+}
+
+/*
+ * Mode 2 trims when memory is short, and memory whose page cache could
+ * be dropped is not short: with the guest's free memory eaten by the
+ * cache of a 200 MiB file (free pages near the watermarks, as on any
+ * machine that has read files), a process over its limit is not trimmed.
+ */
+TEST_F_TIMEOUT(active, no_trim_in_mode_2_while_page_cache_can_go, GUEST_TIMEOUT(180))
+{
+	static const char path[] = "/scratch/rsslim-page-cache";
+	static char chunk[MIB];
+	long long trims0, trims, free_kb, cached_kb, before, after;
+	pid_t pid;
+	int fd;
+
+	memset(chunk, 0x5a, sizeof(chunk));
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ASSERT_LE(0, fd);
+	for (int i = 0; i < 200; i++)
+		ASSERT_EQ((ssize_t)sizeof(chunk), write(fd, chunk, sizeof(chunk)));
+	ASSERT_EQ(0, fsync(fd));
+	close(fd);
+
+	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 2));
+	trims0 = vmstat("rss_limit_trim");
+	pid = spawn_toucher("limited", 48 * MIB, TOUCH_LOOP, 8 * MIB);
+	ASSERT_GT(pid, 0);
+	before = rss_kb(pid);
+	free_kb = meminfo_kb("MemFree");
+	cached_kb = meminfo_kb("Cached");
+	sleep_s(3);
+	after = rss_kb(pid);
+	trims = vmstat("rss_limit_trim") - trims0;
+	stop_child(pid);
+	unlink(path);
+	drop_caches();
+	TH_LOG("MemFree %lld kB, Cached %lld kB; rss %lld kB -> %lld kB, %lld trims", free_kb,
+	       cached_kb, before, after, trims);
+	/* The premise: free memory alone looked short (under 16 MiB). */
+	ASSERT_LT(free_kb, 16 * 1024);
+	EXPECT_EQ(0, trims);
 }
 
 TEST_HARNESS_MAIN

@@ -3,9 +3,12 @@
  * The swap token: under thrashing one of the thrashing processes holds it
  * and it moves between them; a process over its RSS limit never holds it
  * and a holder that goes over its limit loses it; an exiting holder frees
- * it; vm.swap_token=0 means nobody holds it. Run with MGLRU on and off.
+ * it; vm.swap_token=0 means nobody holds it; reclaim inside a cgroup at
+ * its limit never disables it. Run with MGLRU on and off.
  */
 #include "guest_util.h"
+
+#include <sys/stat.h>
 
 #include "kselftest_harness.h"
 
@@ -242,6 +245,232 @@ TEST_F_TIMEOUT(token, knob_off_nobody_holds_it, GUEST_TIMEOUT(120))
 	stop_child(b);
 	EXPECT_EQ(0, h.held);
 	EXPECT_EQ(0, vmstat("swap_token_grab") - grabs0);
+}
+
+#define SHARED_FILE "/scratch/rsslim-token-file"
+#define SHARED_FILE_SIZE (48 * MIB)
+
+#define PAGER_CG "/sys/fs/cgroup/rsslim-token-pager"
+
+/* A fresh child cgroup of the root with the given memory limits. */
+static int make_cgroup(const char *path, const char *max, const char *swap_max)
+{
+	char file[128];
+
+	if (write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory"))
+		return -1;
+	rmdir(path);
+	if (mkdir(path, 0755))
+		return -1;
+	snprintf(file, sizeof(file), "%s/memory.max", path);
+	if (write_file(file, max))
+		return -1;
+	snprintf(file, sizeof(file), "%s/memory.swap.max", path);
+	return write_file(file, swap_max);
+}
+
+static int join_cgroup(const char *path)
+{
+	char file[128], self[16];
+
+	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
+	snprintf(self, sizeof(self), "%d", getpid());
+	return write_file(file, self);
+}
+
+/*
+ * A child that keeps writing 8 MiB in PAGER_CG (4 MiB, with swap): it
+ * swaps within its cgroup and takes the token with its major faults,
+ * without any pressure on the rest of the guest. With map_file, it also
+ * maps SHARED_FILE, and never touches it.
+ */
+static pid_t spawn_self_pager(bool map_file)
+{
+	pid_t pid;
+
+	if (make_cgroup(PAGER_CG, "4M", "max"))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		const size_t size = 8 * MIB;
+		unsigned char *mem;
+		int fd;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (join_cgroup(PAGER_CG))
+			_exit(3);
+		if (map_file) {
+			fd = open(SHARED_FILE, O_RDONLY);
+			if (fd < 0 || mmap(NULL, SHARED_FILE_SIZE, PROT_READ, MAP_SHARED, fd, 0) ==
+				      MAP_FAILED)
+				_exit(4);
+		}
+		mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mem == MAP_FAILED)
+			_exit(5);
+		for (;;)
+			for (size_t off = 0; off < size; off += PAGE_SZ)
+				mem[off]++;
+	}
+	return pid;
+}
+
+static void stop_self_pager(pid_t pid)
+{
+	stop_child(pid);
+	rmdir(PAGER_CG);
+}
+
+/* Wait (up to 5 s) until pid holds the token; the holder seen last. */
+static pid_t wait_for_holder(pid_t pid)
+{
+	pid_t held = 0;
+
+	for (int i = 0; i < 100 && held != pid; i++) {
+		sleep_s(0.05);
+		held = swap_token_holder();
+	}
+	return held;
+}
+
+/* A child that maps SHARED_FILE, reads every page once and sleeps. */
+static pid_t spawn_file_reader(void)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		volatile unsigned char sum = 0;
+		unsigned char *file;
+		int fd = open(SHARED_FILE, O_RDONLY);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		file = mmap(NULL, SHARED_FILE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+		if (fd < 0 || file == MAP_FAILED)
+			_exit(3);
+		for (long long off = 0; off < SHARED_FILE_SIZE; off += PAGE_SZ)
+			sum += file[off];
+		if (write(fds[1], "r", 1) != 1)
+			_exit(5);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	if (read(fds[0], &c, 1) != 1) {
+		close(fds[0]);
+		stop_child(pid);
+		return -1;
+	}
+	close(fds[0]);
+	return pid;
+}
+
+/*
+ * The token protects the pages its holder maps, not every page of a file
+ * it has mapped: a reader's idle pages of a file that the holder maps, but
+ * never touches, are reclaimed like any idle page when a hog needs the
+ * memory. (The rmap walk of each of those pages visits the holder's
+ * mapping, which was taken for a reference.)
+ */
+TEST_F_TIMEOUT(token, holder_does_not_protect_file_pages_it_does_not_map,
+	       GUEST_TIMEOUT(180))
+{
+	static char chunk[MIB];
+	long long before, after;
+	pid_t reader, holder, hog, held, held_after;
+	int fd;
+
+	fd = open(SHARED_FILE, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ASSERT_LE(0, fd);
+	for (long long i = 0; i < SHARED_FILE_SIZE / MIB; i++)
+		ASSERT_EQ((ssize_t)sizeof(chunk), write(fd, chunk, sizeof(chunk)));
+	ASSERT_EQ(0, fsync(fd));
+	close(fd);
+	drop_caches();
+
+	/*
+	 * The holder maps the file first: the rmap walk visits the mappings
+	 * in the order they were made, and stops once it has found every
+	 * process that maps the page, so the holder's mapping is visited
+	 * only if it comes first.
+	 */
+	holder = spawn_self_pager(true);
+	ASSERT_GT(holder, 0);
+	held = wait_for_holder(holder);
+	reader = spawn_file_reader();
+	ASSERT_GT(reader, 0);
+	before = status_num(reader, "RssFile");
+	hog = spawn_toucher("hog", 200 * MIB, TOUCH_ONCE, RLIM_INFINITY);
+	held_after = swap_token_holder();
+	after = status_num(reader, "RssFile");
+	stop_child(hog);
+	stop_self_pager(holder);
+	stop_child(reader);
+	unlink(SHARED_FILE);
+	TH_LOG("reader's file pages %lld kB -> %lld kB; holder %d before the hog, %d after (pager %d)",
+	       before, after, held, held_after, holder);
+	ASSERT_GE(before, SHARED_FILE_SIZE / 1024 * 9 / 10);
+	ASSERT_GT(hog, 0);
+	/* The premise: the pager held the token when the hog started. */
+	ASSERT_EQ(holder, held);
+	EXPECT_LT(after * 2, before);
+}
+
+#define LIMITED_CG "/sys/fs/cgroup/rsslim-token-memcg"
+
+/*
+ * A cgroup reclaiming at its memory.max is no emergency for the rest of
+ * the system: that reclaim never disables the token. A cgroup spinning at
+ * its limit would otherwise keep the token off for everybody. The holder
+ * swaps within a cgroup of its own, so there is no global pressure, and
+ * nothing else may disable the token.
+ */
+TEST_F_TIMEOUT(token, cgroup_limit_reclaim_leaves_the_token_alone, GUEST_TIMEOUT(120))
+{
+	long long disabled0, disabled;
+	pid_t pid, pager, held;
+	int code;
+
+	pager = spawn_self_pager(false);
+	ASSERT_GT(pager, 0);
+	held = wait_for_holder(pager);
+	if (held != pager)
+		stop_self_pager(pager);
+	ASSERT_EQ(pager, held);
+	ASSERT_EQ(0, make_cgroup(LIMITED_CG, "16M", "0"));
+	disabled0 = vmstat("swap_token_disable");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		unsigned char *mem;
+
+		if (join_cgroup(LIMITED_CG))
+			_exit(3);
+		mem = mmap(NULL, 64 * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			   -1, 0);
+		if (mem == MAP_FAILED)
+			_exit(4);
+		for (long long off = 0; off < 64 * MIB; off += PAGE_SZ)
+			mem[off] = 1;
+		_exit(0);
+	}
+	code = wait_exit_code(pid);
+	disabled = vmstat("swap_token_disable") - disabled0;
+	held = swap_token_holder();
+	stop_self_pager(pager);
+	rmdir(LIMITED_CG);
+	TH_LOG("64 MiB in a 16 MiB cgroup without swap: exit %d, %lld disables; holder %d (pager %d)",
+	       code, disabled, held, pager);
+	/* The cgroup's reclaim gave up: its OOM killer ended the child. */
+	ASSERT_EQ(128 + SIGKILL, code);
+	EXPECT_EQ(0, disabled);
+	EXPECT_EQ(pager, held);
 }
 
 TEST_HARNESS_MAIN

@@ -3,16 +3,90 @@
  * What an unprivileged user can and cannot see or change: the swap-token
  * holder readout in a child pid namespace never shows a pid from outside
  * it (and shows its own processes with their namespace pids); the new
- * sysctls are root's; another user's RSS limit cannot be changed.
+ * sysctls are root's; another user's RSS limit cannot be changed; a
+ * set-uid program does not inherit its caller's RSS limit; the holder
+ * readout hides other users' processes.
  */
 #include "guest_util.h"
 
 #include <sched.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
 
 #include "kselftest_harness.h"
 
 #define THRASH (130 * MIB)	/* two of these need more than the guest's RAM */
 #define NOBODY 65534
+
+#define SHOW_ENV "RSSLIM_SHOW_EXEC_STATE"
+
+/*
+ * This program, exec'd with SHOW_ENV set (as a set-uid copy, say), prints
+ * how the kernel started it and exits before the test harness runs.
+ */
+__attribute__((constructor)) static void show_exec_state(void)
+{
+	char limit[64];
+
+	if (!getenv(SHOW_ENV))
+		return;
+	status_text(getpid(), "RssLimit", limit, sizeof(limit));
+	printf("secure=%lu euid=%d limit=%s\n", getauxval(AT_SECURE), (int)geteuid(), limit);
+	fflush(stdout);
+	_exit(0);
+}
+
+/* Copy this program to path with the given mode (owned by root). */
+static int copy_self(const char *path, mode_t mode)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, out, rc = 0;
+
+	in = open("/proc/self/exe", O_RDONLY);
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0700);
+	if (in < 0 || out < 0)
+		rc = -1;
+	while (!rc && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			rc = -1;
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out))
+		rc = -1;
+	return rc ? rc : chmod(path, mode);
+}
+
+/* As user NOBODY with an 8 MiB RSS limit, exec path; its report in out. */
+static int exec_as_nobody_with_limit(const char *path, char *out, size_t len)
+{
+	ssize_t n, total = 0;
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		struct rlimit rl = { 8 * MIB, 8 * MIB };
+		char *const argv[] = { (char *)path, NULL };
+		char *const envp[] = { SHOW_ENV "=1", NULL };
+
+		if (dup2(fds[1], 1) < 0 || setresgid(NOBODY, NOBODY, NOBODY) ||
+		    setresuid(NOBODY, NOBODY, NOBODY) || setrlimit(RLIMIT_RSS, &rl))
+			_exit(20);
+		execve(path, argv, envp);
+		_exit(21);
+	}
+	close(fds[1]);
+	while (total < (ssize_t)len - 1 && (n = read(fds[0], out + total, len - 1 - total)) > 0)
+		total += n;
+	out[total] = '\0';
+	close(fds[0]);
+	return wait_exit_code(pid);
+}
 
 /* What a reader saw: samples, holders shown, and anything unexpected. */
 struct readout {
@@ -230,8 +304,83 @@ TEST_F(security, other_users_limit_cannot_be_changed)
 	EXPECT_EQ(0, wait_exit_code(attacker));
 	ASSERT_EQ(0, prlimit(victim, RLIMIT_RSS, NULL, &mine));
 	EXPECT_EQ(32 * MIB, (long long)mine.rlim_cur);
-	EXPECT_EQ(32 * MIB / PAGE_SZ, status_num(victim, "RssLimitPages"));
+	EXPECT_EQ(32 * 1024, status_num(victim, "RssLimit"));
 	stop_child(victim);
+}
+
+/* Samples of the holder readout over `seconds`: how many showed a holder. */
+static int count_holders_shown(double seconds, int *samples)
+{
+	int shown = 0;
+
+	*samples = 0;
+	for (double end = now_s() + seconds; now_s() < end; (*samples)++) {
+		shown += swap_token_holder() > 0;
+		sleep_s(0.1);
+	}
+	return shown;
+}
+
+/*
+ * The holder readout hides another user's process, as procfs's hidepid=
+ * would: two root processes thrash, root sees them hold the token, and a
+ * reader running as nobody, sampling at the same time, never does.
+ */
+TEST_F_TIMEOUT(security, other_users_holder_is_hidden, GUEST_TIMEOUT(120))
+{
+	int fds[2], counts[2] = { -1, -1 }, root_samples, root_shown;
+	pid_t a, b, reader;
+
+	a = spawn_toucher("thrash-a", THRASH, TOUCH_LOOP, RLIM_INFINITY);
+	b = spawn_toucher("thrash-b", THRASH, TOUCH_LOOP, RLIM_INFINITY);
+	ASSERT_GT(a, 0);
+	ASSERT_GT(b, 0);
+	ASSERT_EQ(0, pipe(fds));
+	reader = fork();
+	ASSERT_LE(0, reader);
+	if (reader == 0) {
+		int out[2];
+
+		if (setresgid(NOBODY, NOBODY, NOBODY) || setresuid(NOBODY, NOBODY, NOBODY))
+			_exit(20);
+		out[0] = count_holders_shown(8, &out[1]);
+		_exit(write(fds[1], out, sizeof(out)) == sizeof(out) ? 0 : 21);
+	}
+	close(fds[1]);
+	root_shown = count_holders_shown(8, &root_samples);
+	EXPECT_EQ((ssize_t)sizeof(counts), read(fds[0], counts, sizeof(counts)));
+	close(fds[0]);
+	EXPECT_EQ(0, wait_exit_code(reader));
+	stop_child(a);
+	stop_child(b);
+	TH_LOG("root saw a holder in %d of %d samples, nobody in %d of %d", root_shown,
+	       root_samples, counts[0], counts[1]);
+	/* The premise: the token was held while both looked. */
+	ASSERT_GT(root_shown, 0);
+	EXPECT_GT(counts[1], 0);
+	EXPECT_EQ(0, counts[0]);
+}
+
+/*
+ * An unprivileged user's RSS limit would page a set-uid program's memory
+ * out: the kernel drops it across a privilege-gaining exec. The same
+ * program without the set-uid bit keeps it, so the test sees both sides.
+ */
+TEST_F(security, setuid_exec_starts_without_the_limit)
+{
+	static const char path[] = "/tmp/rsslim-show-exec-state";
+	char out[256];
+
+	ASSERT_EQ(0, copy_self(path, 0755));
+	ASSERT_EQ(0, exec_as_nobody_with_limit(path, out, sizeof(out)));
+	TH_LOG("plain: %s", out);
+	EXPECT_NE(NULL, strstr(out, "secure=0 euid=65534 limit=8192 kB"));
+
+	ASSERT_EQ(0, chmod(path, 04755));
+	ASSERT_EQ(0, exec_as_nobody_with_limit(path, out, sizeof(out)));
+	TH_LOG("set-uid root: %s", out);
+	EXPECT_NE(NULL, strstr(out, "secure=1 euid=0 limit=unlimited"));
+	unlink(path);
 }
 
 TEST_HARNESS_MAIN
