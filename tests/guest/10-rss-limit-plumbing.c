@@ -105,7 +105,6 @@ TEST(exec_keeps_the_limit)
 {
 	char out[4096] = "";
 	int fds[2];
-	ssize_t n, total = 0;
 	pid_t pid;
 
 	ASSERT_EQ(0, pipe(fds));
@@ -118,11 +117,7 @@ TEST(exec_keeps_the_limit)
 		execl("/bin/busybox", "cat", "/proc/self/status", (char *)NULL);
 		_exit(4);
 	}
-	close(fds[1]);
-	while ((n = read(fds[0], out + total, sizeof(out) - 1 - total)) > 0)
-		total += n;
-	out[total] = '\0';
-	close(fds[0]);
+	read_child_output(fds, out, sizeof(out));
 	ASSERT_EQ(0, wait_exit_code(pid));
 	EXPECT_EQ(8 * MIB / PAGE_SZ, limit_pages_in(out));
 }
@@ -281,7 +276,6 @@ TEST(vfork_child_limit_stays_with_the_child)
 {
 	char out[4096] = "";
 	int fds[2];
-	ssize_t n, total = 0;
 	pid_t pid;
 
 	ASSERT_EQ(0, set_rss(0, RLIM_INFINITY, RLIM_INFINITY));
@@ -296,11 +290,7 @@ TEST(vfork_child_limit_stays_with_the_child)
 		execl("/bin/busybox", "cat", "/proc/self/status", (char *)NULL);
 		_exit(4);
 	}
-	close(fds[1]);
-	while ((n = read(fds[0], out + total, sizeof(out) - 1 - total)) > 0)
-		total += n;
-	out[total] = '\0';
-	close(fds[0]);
+	read_child_output(fds, out, sizeof(out));
 	ASSERT_EQ(0, wait_exit_code(pid));
 	EXPECT_EQ(-2, limit_pages(getpid()));
 	EXPECT_EQ(8 * MIB / PAGE_SZ, limit_pages_in(out));

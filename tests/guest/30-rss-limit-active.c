@@ -366,9 +366,7 @@ static int run_limited(struct limited_run *r)
 	int fds[2];
 	pid_t pid;
 
-	if (pipe(fds))
-		return -1;
-	pid = fork();
+	pid = fork_with_pipe(fds);
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {

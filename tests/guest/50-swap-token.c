@@ -338,11 +338,8 @@ static pid_t spawn_file_reader(void)
 {
 	int fds[2];
 	pid_t pid;
-	char c;
 
-	if (pipe(fds))
-		return -1;
-	pid = fork();
+	pid = fork_with_pipe(fds);
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
@@ -361,14 +358,7 @@ static pid_t spawn_file_reader(void)
 		for (;;)
 			pause();
 	}
-	close(fds[1]);
-	if (read(fds[0], &c, 1) != 1) {
-		close(fds[0]);
-		stop_child(pid);
-		return -1;
-	}
-	close(fds[0]);
-	return pid;
+	return wait_child_ready(fds, pid) ? -1 : pid;
 }
 
 /*

@@ -60,13 +60,10 @@ static int copy_self(const char *path, mode_t mode)
 /* As user NOBODY with an 8 MiB RSS limit, exec path; its report in out. */
 static int exec_as_nobody_with_limit(const char *path, char *out, size_t len)
 {
-	ssize_t n, total = 0;
 	int fds[2];
 	pid_t pid;
 
-	if (pipe(fds))
-		return -1;
-	pid = fork();
+	pid = fork_with_pipe(fds);
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
@@ -80,11 +77,7 @@ static int exec_as_nobody_with_limit(const char *path, char *out, size_t len)
 		execve(path, argv, envp);
 		_exit(21);
 	}
-	close(fds[1]);
-	while (total < (ssize_t)len - 1 && (n = read(fds[0], out + total, len - 1 - total)) > 0)
-		total += n;
-	out[total] = '\0';
-	close(fds[0]);
+	read_child_output(fds, out, len);
 	return wait_exit_code(pid);
 }
 

@@ -199,6 +199,56 @@ static inline void drop_caches(void)
 	write_file("/proc/sys/vm/drop_caches", "3");
 }
 
+/* fork() with a pipe from child to parent: the pid, or -1 (pipe closed). */
+static inline pid_t fork_with_pipe(int fds[2])
+{
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+	}
+	return pid;
+}
+
+/*
+ * The parent's side of a child's pipe: close the write end, then read all
+ * the child writes until it closes its end, as a NUL-terminated string.
+ */
+static inline void read_child_output(int fds[2], char *out, size_t len)
+{
+	size_t total = 0;
+	ssize_t n;
+
+	close(fds[1]);
+	while (total < len - 1 && (n = read(fds[0], out + total, len - 1 - total)) > 0)
+		total += n;
+	out[total] = '\0';
+	close(fds[0]);
+}
+
+/*
+ * The parent's side of a child that writes one byte to fds[1] when it is
+ * ready: 0 once it did, or -1 with the child killed and reaped.
+ */
+static inline int wait_child_ready(int fds[2], pid_t pid)
+{
+	char c;
+	int ok;
+
+	close(fds[1]);
+	ok = read(fds[0], &c, 1) == 1;
+	close(fds[0]);
+	if (!ok) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	return ok ? 0 : -1;
+}
+
 enum toucher_kind {
 	TOUCH_LOOP,	/* keep touching every page, forever */
 	TOUCH_ONCE,	/* touch once, then sleep */
@@ -215,11 +265,8 @@ static inline pid_t spawn_toucher(const char *name, size_t bytes, enum toucher_k
 {
 	int fds[2];
 	pid_t pid;
-	char c;
 
-	if (pipe(fds))
-		return -1;
-	pid = fork();
+	pid = fork_with_pipe(fds);
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
@@ -248,15 +295,7 @@ static inline pid_t spawn_toucher(const char *name, size_t bytes, enum toucher_k
 				mem[off]++;
 		}
 	}
-	close(fds[1]);
-	if (read(fds[0], &c, 1) != 1) {
-		close(fds[0]);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	close(fds[0]);
-	return pid;
+	return wait_child_ready(fds, pid) ? -1 : pid;
 }
 
 /* Run /rsslim/bin/hog with args (stdout discarded) under an RSS limit. */
