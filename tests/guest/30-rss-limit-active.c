@@ -75,7 +75,7 @@ TEST_F_TIMEOUT(active, sleeper_keeps_its_memory_in_mode_2, GUEST_TIMEOUT(240))
  * the machine would (issue: prlimit --pid on a running hog): the sorter
  * starts with no limit and gets ulimit -m 4000 once reclaim has started on
  * the sleeper (it has lost 10%). From the moment prlimit() returns, the
- * sleeper keeps at least 90% of what it had then. What it lost before that
+ * sleeper keeps at least 80% of what it had then. What it lost before that
  * moment the kernel could not know about: under thrashing, starting the
  * prlimit program alone took 0.2-0.4 s here, in which a sleeper went from
  * 38 to 21 MiB. So the moment is the syscall's return, here and in the
@@ -115,7 +115,14 @@ TEST_F_TIMEOUT(active, sleeper_keeps_what_it_had_when_a_running_hog_is_limited,
 	/* The hog had grown and reclaim had started: the case the issue is about. */
 	EXPECT_GT(hog_at_limit, 100 * 1024);
 	EXPECT_GT(at_limit, 20 * 1024);
-	EXPECT_GE(after * 10, at_limit * 9);
+	/*
+	 * 12 runs of this kernel: 93-100% on the classic LRU, 99-100% with
+	 * MGLRU; 85-88% before kswapd waited for trims in flight (one CI run
+	 * failed a 90% bound on that). An ignored limit leaves a sleeper
+	 * about 20% (the test above). 80% keeps the test about enforcement,
+	 * not about how fast the guest's first trim starts.
+	 */
+	EXPECT_GE(after * 10, at_limit * 8);
 }
 
 /* Mode 2 is still a soft limit: without pressure, nothing is trimmed. */
