@@ -36,7 +36,7 @@ SCRIPTS     := $(wildcard harness/*.sh harness/guest/*.sh tests/guest/*.sh tests
 	       harness/guest/init .ci/run
 
 .PHONY: plots help deps kernel kernel-tree kernel-patches workloads host-tests guest-tests upstream-tests initramfs shell test \
-	bench check clean distclean
+	bench check clean distclean install-rsstrimd
 
 help:
 	@echo 'rsslim: make RLIMIT_RSS (prlimit --rss) mean something, and measure it.'
@@ -54,6 +54,7 @@ help:
 	@echo '  make upstream-tests  build the kernel tree'"'"'s selftests the guest suite runs'
 	@echo '  make plots RUN=<id>  redraw the figures and report page of results/<id> (default latest)'
 	@echo '  make check           checkpatch --strict on the series, shellcheck, -Werror builds'
+	@echo '  make install-rsstrimd  install rsstrimd and its systemd unit (PREFIX=/usr/local DESTDIR=)'
 	@echo '  make clean           remove build outputs but keep the kernel tree; distclean removes all'
 	@echo
 	@echo 'Variables:'
@@ -90,6 +91,16 @@ $(BUILD)/bin/%: harness/guest/%.c $(WL_LIB) $(WL_HDR)
 $(TRIMD): $(TRIMD_SRC)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^)
+
+# rsstrimd on this machine, as a systemd service: make install-rsstrimd, then
+# systemctl daemon-reload && systemctl enable --now rsstrimd.
+PREFIX  ?= /usr/local
+UNITDIR ?= /etc/systemd/system
+install-rsstrimd: $(TRIMD)
+	install -D -m 0755 $(TRIMD) $(DESTDIR)$(PREFIX)/sbin/rsstrimd
+	@mkdir -p $(DESTDIR)$(UNITDIR)
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|' tools/rsstrimd/rsstrimd.service >$(DESTDIR)$(UNITDIR)/rsstrimd.service.new
+	mv $(DESTDIR)$(UNITDIR)/rsstrimd.service.new $(DESTDIR)$(UNITDIR)/rsstrimd.service
 
 $(BUILD)/host-tests/test_rsstrimd_proc: tests/host/test_rsstrimd_proc.c tools/rsstrimd/proc.c tools/rsstrimd/proc.h
 	@mkdir -p $(@D)

@@ -39,6 +39,7 @@ needed=(
 	shellcheck:/usr/bin/shellcheck
 	jq:/usr/bin/jq
 	procps:/usr/bin/pgrep # the fault tests look for QEMU left behind
+	systemd:/usr/bin/systemd-analyze # tests/host/rsstrimd.sh verifies the rsstrimd unit
 )
 
 missing=()

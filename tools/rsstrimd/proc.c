@@ -106,3 +106,60 @@ int parse_maps_line(const char *line, struct map_range *r)
 	r->private_writable = perms[1] == 'w' && perms[3] == 'p';
 	return 0;
 }
+
+int read_private_writable_ranges(FILE *maps, struct range_list *list, size_t *malformed)
+{
+	char *line = NULL;
+	size_t len = 0;
+	int ret = 0;
+
+	list->n = 0;
+	*malformed = 0;
+	errno = 0;
+	while (getline(&line, &len, maps) >= 0) {
+		struct map_range r;
+
+		if (parse_maps_line(line, &r)) {
+			(*malformed)++;
+			continue;
+		}
+		if (!r.private_writable)
+			continue;
+		if (list->n == list->cap) {
+			size_t cap = list->cap ? list->cap * 2 : 64;
+			struct map_range *nr = realloc(list->r, cap * sizeof(*nr));
+
+			if (!nr) {
+				ret = -1;
+				break;
+			}
+			list->r = nr;
+			list->cap = cap;
+		}
+		list->r[list->n++] = r;
+	}
+	if (ferror(maps))
+		ret = -1;
+	free(line);
+	return ret;
+}
+
+int parse_stat_state_start(const char *text, char *state, uint64_t *start_ticks)
+{
+	const char *p = strrchr(text, ')');
+	int field;
+
+	/* ") S ": the state is field 3, the start time field 22. */
+	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
+		return -1;
+	*state = p[2];
+	p += 3;
+	for (field = 4; field < 22; field++) {
+		while (*p == ' ')
+			p++;
+		p = strchr(p, ' ');
+		if (!p)
+			return -1;
+	}
+	return parse_u64_word(&p, start_ticks);
+}

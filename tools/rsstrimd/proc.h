@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define RLIM_NONE UINT64_MAX
 
@@ -37,5 +38,25 @@ struct map_range {
 	bool private_writable;
 };
 int parse_maps_line(const char *line, struct map_range *r);
+
+/* A growing array of ranges: no limit on how many a process has. */
+struct range_list {
+	struct map_range *r;
+	size_t n, cap;
+};
+
+/*
+ * The private writable ranges of a whole /proc/PID/maps file into @list
+ * (emptied first), however long its lines (a path may be 4095 bytes) and
+ * however many. Malformed lines are skipped and counted in @malformed.
+ * Returns -1 with errno set if the file could not be read or memory ran out.
+ */
+int read_private_writable_ranges(FILE *maps, struct range_list *list, size_t *malformed);
+
+/*
+ * The state letter and start time (clock ticks after boot) from the text of
+ * /proc/PID/stat. The command name may hold spaces and parentheses.
+ */
+int parse_stat_state_start(const char *text, char *state, uint64_t *start_ticks);
 
 #endif

@@ -9,14 +9,21 @@
  * writable memory of those over their limit with
  * process_madvise(MADV_PAGEOUT), in bounded batches, until they are a
  * little below it.
+ *
+ * With --stop it holds a process stopped while it trims it. It must never
+ * leave one stopped: every catchable signal resumes the process, a stop
+ * lasts at most --max-stop, and the process held is recorded in a state
+ * file, so that after a SIGKILL or a crash the next start resumes it.
  */
 #include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <linux/capability.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +38,14 @@
 #define MADV_PAGEOUT 21
 #endif
 #define EXIT_USAGE 2
-#define MAX_RANGES 4096
+#define EXIT_UNSUPPORTED 3
+
+/* syslog priorities, for the "<N>" prefixes journald reads on stderr. */
+enum { LOG_PRIO_ERR = 3, LOG_PRIO_WARNING = 4, LOG_PRIO_INFO = 6 };
+
+/* A trim that could not help is not retried for this long, doubling up to 16 s. */
+#define BACKOFF_FIRST_NS 500000000ull
+#define BACKOFF_MAX_NS 16000000000ull
 
 struct opts {
 	uint64_t interval_ns;
@@ -43,6 +57,10 @@ struct opts {
 	bool once;
 	bool dry_run;
 	bool stop_while_trimming;
+	uint64_t max_stop_ns;
+	const char *state_path;
+	const char **exclude;	/* command names left alone (pointers into argv) */
+	size_t n_exclude;
 };
 
 struct target {
@@ -50,6 +68,8 @@ struct target {
 	int pidfd;
 	uint64_t limit_bytes;
 	uint64_t cursor;	/* where the next trim starts: a clock hand */
+	uint64_t retry_at_ns;	/* after a futile trim: not before this */
+	uint64_t backoff_ns;
 	char comm[32];
 	bool seen;
 	bool denied;	/* its maps are unreadable to us: left alone, said once */
@@ -61,17 +81,74 @@ struct trimd {
 	size_t n, cap;
 	uint64_t page;
 	uint64_t start_ns;
-	bool can_trim;
-	unsigned long long trims, pages_asked, pages_freed;
-	struct map_range ranges[MAX_RANGES];
+	bool state_file_broken;	/* said once; --stop then trims without stopping */
+	unsigned long long trims, futile, pages_asked, pages_freed, ranges_skipped;
+	unsigned long long stops, stops_cut;
+	struct range_list ranges;
 };
 
-static volatile sig_atomic_t stop_requested;
+/*
+ * What signal handlers need, and so the only file-scope state: whether to
+ * finish, and the pidfd of the process held stopped now (-1: none), which a
+ * fatal signal resumes before rsstrimd dies.
+ */
+static volatile sig_atomic_t finish_requested;
+static volatile sig_atomic_t held_pidfd = -1;
 
-static void on_stop(int sig)
+static void on_finish(int sig)
 {
 	(void)sig;
-	stop_requested = 1;
+	finish_requested = 1;
+}
+
+/* SA_RESETHAND: once the process is resumed, the signal does what it would have. */
+static void on_fatal(int sig)
+{
+	int fd = held_pidfd;
+
+	if (fd >= 0)
+		syscall(SYS_pidfd_send_signal, fd, SIGCONT, NULL, 0);
+	raise(sig);
+}
+
+static void handle_signals(void)
+{
+	static const int finish[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
+				      SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGPOLL };
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP };
+	/* A daemon stopped from a terminal would hold its target stopped too. */
+	static const int ignore[] = { SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU };
+	struct sigaction sa = { .sa_handler = on_finish };
+	size_t i;
+	int sig;
+
+	sigfillset(&sa.sa_mask);
+	for (i = 0; i < sizeof(finish) / sizeof(finish[0]); i++)
+		sigaction(finish[i], &sa, NULL);
+	for (sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaction(sig, &sa, NULL);
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		sigaction(fatal[i], &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sa.sa_flags = 0;
+	for (i = 0; i < sizeof(ignore) / sizeof(ignore[0]); i++)
+		sigaction(ignore[i], &sa, NULL);
+}
+
+/* One line on stderr; under systemd (JOURNAL_STREAM set) with its priority. */
+static void say(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (getenv("JOURNAL_STREAM"))
+		fprintf(stderr, "<%d>", prio);
+	fputs("rsstrimd: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 }
 
 static uint64_t now_ns(void)
@@ -99,6 +176,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rsstrimd [options]\n"
+		"Enforces the RLIMIT_RSS soft limit (prlimit --rss, ulimit -m) that Linux ignores:\n"
+		"pages out the private memory of processes over it with process_madvise(MADV_PAGEOUT).\n"
 		"  --mode active|hard    trim only while memory is short (default) or always\n"
 		"  --min-available SIZE  memory is short below this MemAvailable (default 64M)\n"
 		"  --psi PCT             ... or above this PSI memory 'some avg10' (default: unused)\n"
@@ -110,20 +189,33 @@ static void usage(FILE *f)
 		"                        fault pages back in meanwhile; SIGCONT after. Off by default:\n"
 		"                        its parent and shell can see the stop. Another user's\n"
 		"                        process is stopped only with root or CAP_KILL\n"
+		"  --max-stop TIME       the longest a process is held stopped (default 1s)\n"
+		"  --state-file PATH     where the process held stopped is recorded, so that a\n"
+		"                        restart after a crash or SIGKILL resumes it\n"
+		"                        (default /run/rsstrimd.stopped)\n"
+		"  --exclude COMM        never trim processes with this command name (repeatable)\n"
 		"  --once                one scan and one check, then exit\n"
 		"  --dry-run             log what would be trimmed, trim nothing\n"
 		"  --help                this text\n"
-		"Log (stdout, TSV): t_ms pid comm rss_before_kb rss_after_kb limit_kb pages_asked.\n"
+		"A trim that leaves a process over its limit having freed less than a quarter of\n"
+		"what it had to is not retried for 0.5 s, doubling up to 16 s.\n"
+		"Output (stdout, TSV): t_ms pid comm rss_before_kb rss_after_kb limit_kb pages_asked\n"
+		"ranges_skipped, and on exit a '# summary' line. Messages go to stderr, with syslog\n"
+		"priority prefixes under systemd. Exit status: 0, 2 for bad usage or privileges,\n"
+		"3 when the kernel lacks pidfd_open() or process_madvise(MADV_PAGEOUT) (Linux 5.10).\n"
 		"Needs root, or CAP_SYS_NICE plus ptrace access to the processes it trims.\n");
 }
 
 static void die_usage(const char *what, const char *value)
 {
-	fprintf(stderr, "rsstrimd: %s%s%s\n", what, value ? ": " : "", value ? value : "");
+	if (value)
+		say(LOG_PRIO_ERR, "%s: %s", what, value);
+	else
+		say(LOG_PRIO_ERR, "%s", what);
 	exit(EXIT_USAGE);
 }
 
-/* The longest --interval or --rescan: an hour (and no inf, nan or 1e300). */
+/* The longest --interval, --rescan or --max-stop: an hour (and no inf, nan or 1e300). */
 #define MAX_DURATION_NS 3600e9
 
 static int parse_duration(const char *s, uint64_t *ns)
@@ -184,6 +276,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "batch", required_argument, NULL, 'b' },
 		{ "once", no_argument, NULL, 'o' },
 		{ "stop", no_argument, NULL, 's' },
+		{ "max-stop", required_argument, NULL, 'S' },
+		{ "state-file", required_argument, NULL, 'f' },
+		{ "exclude", required_argument, NULL, 'x' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -195,7 +290,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	*o = (struct opts){
 		.interval_ns = 100000000ull, .rescan_ns = 1000000000ull,
 		.min_available_kib = 64 * 1024, .batch_bytes = 8 << 20,
+		.max_stop_ns = 1000000000ull, .state_path = "/run/rsstrimd.stopped",
 	};
+	/* At most one --exclude per argument: argc entries always suffice. */
+	o->exclude = calloc((size_t)argc, sizeof(*o->exclude));
+	if (!o->exclude)
+		die_usage("out of memory", NULL);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
@@ -234,6 +334,22 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case 's':
 			o->stop_while_trimming = true;
 			break;
+		case 'S':
+			if (parse_duration(optarg, &o->max_stop_ns) || o->max_stop_ns < 10000000ull)
+				die_usage("--max-stop must be a time of at least 10ms", optarg);
+			break;
+		case 'f':
+			if (!*optarg)
+				die_usage("--state-file must be a path", optarg);
+			o->state_path = optarg;
+			break;
+		case 'x':
+			/* /proc/PID/comm holds at most 15 bytes. */
+			if (!*optarg || strlen(optarg) > 15 || strchr(optarg, '/'))
+				die_usage("--exclude must be a command name of 1-15 bytes, as in /proc/PID/comm",
+					  optarg);
+			o->exclude[o->n_exclude++] = optarg;
+			break;
 		case 'n':
 			o->dry_run = true;
 			break;
@@ -258,6 +374,49 @@ static bool has_cap_sys_nice(void)
 	if (syscall(SYS_capget, &hdr, data))
 		return false;
 	return data[CAP_TO_INDEX(CAP_SYS_NICE)].effective & CAP_TO_MASK(CAP_SYS_NICE);
+}
+
+/*
+ * Can this kernel do what rsstrimd needs? Asked once, on a page of our
+ * own, so that an error later is about the range it came from and never
+ * switches trimming off for everyone. Returns 0, or the errno.
+ */
+static int probe_pageout(bool dry_run, const char **what)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = (int)syscall(SYS_pidfd_open, getpid(), 0), err = 0;
+	struct iovec iov;
+	char *p;
+
+	*what = "pidfd_open() (Linux 5.3)";
+	if (fd < 0)
+		return errno;
+	if (dry_run) {
+		close(fd);
+		return 0;
+	}
+	*what = "process_madvise(MADV_PAGEOUT) (Linux 5.10)";
+	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		err = errno;
+		*what = "mmap() of one page";
+	} else {
+		p[0] = 1;
+		iov = (struct iovec){ .iov_base = p, .iov_len = (size_t)page };
+		if (syscall(SYS_process_madvise, fd, &iov, 1, MADV_PAGEOUT, 0) < 0)
+			err = errno;
+		munmap(p, (size_t)page);
+	}
+	close(fd);
+	return err;
+}
+
+static bool excluded(const struct opts *o, const char *comm)
+{
+	for (size_t i = 0; i < o->n_exclude; i++)
+		if (!strcmp(o->exclude[i], comm))
+			return true;
+	return false;
 }
 
 static struct target *find_target(struct trimd *d, int pid)
@@ -308,17 +467,51 @@ static int rss_soft_limit(pid_t pid, uint64_t *limit)
 	return parse_limits_rss(buf, limit);
 }
 
+static int read_comm(long pid, char *comm, size_t len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	if (read_text(path, comm, len))
+		return -1;
+	comm[strcspn(comm, "\n")] = '\0';
+	return 0;
+}
+
+static struct target *add_target(struct trimd *d, long pid, const char *comm)
+{
+	int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	struct target *t;
+
+	if (fd < 0)
+		return NULL;
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 16;
+		struct target *nt = realloc(d->t, cap * sizeof(*nt));
+
+		if (!nt) {
+			close(fd);
+			return NULL;
+		}
+		d->t = nt;
+		d->cap = cap;
+	}
+	t = &d->t[d->n++];
+	*t = (struct target){ .pid = (int)pid, .pidfd = fd };
+	snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	return t;
+}
+
 /* Find processes with a finite RLIMIT_RSS; forget those that went away. */
 static void rescan(struct trimd *d)
 {
 	DIR *dir = opendir("/proc");
 	struct dirent *e;
-	char path[64];
 
 	for (size_t i = 0; i < d->n; i++)
 		d->t[i].seen = false;
 	while (dir && (e = readdir(dir))) {
-		char *end;
+		char *end, comm[32];
 		long pid = strtol(e->d_name, &end, 10);
 		uint64_t limit;
 		struct target *t;
@@ -329,27 +522,13 @@ static void rescan(struct trimd *d)
 			continue;
 		t = find_target(d, (int)pid);
 		if (!t) {
-			int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-
-			if (fd < 0)
+			if (read_comm(pid, comm, sizeof(comm)))
 				continue;
-			if (d->n == d->cap) {
-				size_t cap = d->cap ? d->cap * 2 : 16;
-				struct target *nt = realloc(d->t, cap * sizeof(*nt));
-
-				if (!nt) {
-					close(fd);
-					break;
-				}
-				d->t = nt;
-				d->cap = cap;
-			}
-			t = &d->t[d->n++];
-			*t = (struct target){ .pid = (int)pid, .pidfd = fd };
-			snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-			if (read_text(path, t->comm, sizeof(t->comm)))
-				strcpy(t->comm, "?");
-			t->comm[strcspn(t->comm, "\n")] = '\0';
+			if (excluded(&d->o, comm))
+				continue;
+			t = add_target(d, pid, comm);
+			if (!t)
+				continue;
 		}
 		t->limit_bytes = limit;
 		t->seen = true;
@@ -392,91 +571,202 @@ static int resident_pages(const struct target *t, uint64_t *pages)
 }
 
 /* Its private writable ranges into d->ranges; -1 (errno set) if unreadable. */
-static int read_ranges(struct trimd *d, const struct target *t, size_t *count)
+static int read_ranges(struct trimd *d, const struct target *t)
 {
-	char path[64], line[512];
-	size_t n = 0;
+	char path[64];
+	size_t malformed;
 	FILE *f;
+	int ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", t->pid);
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
-	while (n < MAX_RANGES && fgets(line, sizeof(line), f)) {
-		struct map_range r;
-
-		if (!parse_maps_line(line, &r) && r.private_writable)
-			d->ranges[n++] = r;
-	}
+	ret = read_private_writable_ranges(f, &d->ranges, &malformed);
 	fclose(f);
-	*count = n;
+	if (malformed)
+		say(LOG_PRIO_WARNING, "%zu unreadable lines in %s, skipped", malformed, path);
+	return ret;
+}
+
+static int stat_of(int pid, char *state, uint64_t *start_ticks)
+{
+	char path[64], buf[1024];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_text(path, buf, sizeof(buf)))
+		return -1;
+	return parse_stat_state_start(buf, state, start_ticks);
+}
+
+/*
+ * Record the process about to be held stopped: written whole and renamed
+ * into place, so a reader never sees half a record.
+ */
+static int record_held(const struct trimd *d, const struct target *t)
+{
+	char tmp[4096], state;
+	uint64_t start;
+	FILE *f;
+
+	if (stat_of(t->pid, &state, &start))
+		return -1;
+	if (snprintf(tmp, sizeof(tmp), "%s.new", d->o.state_path) >= (int)sizeof(tmp))
+		return -1;
+	f = fopen(tmp, "we");
+	if (!f)
+		return -1;
+	fprintf(f, "%d %llu %s\n", t->pid, (unsigned long long)start, t->comm);
+	if (fclose(f) || rename(tmp, d->o.state_path)) {
+		unlink(tmp);
+		return -1;
+	}
 	return 0;
 }
 
-/* Is the process stopped already (by its shell or a debugger)? */
-static bool already_stopped(const struct target *t)
+/*
+ * A previous rsstrimd that was killed (SIGKILL, the OOM killer, a crash)
+ * while it held a process stopped left it in the state file: resume it, if
+ * it is the same process (same start time) and still stopped.
+ */
+static void resume_left_stopped(const char *path)
 {
-	char path[64], buf[512], *p;
+	unsigned long long start;
+	char buf[256], comm[32] = "?", state;
+	uint64_t now_start;
+	int pid;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", t->pid);
-	if (read_text(path, buf, sizeof(buf)))
-		return false;
-	p = strrchr(buf, ')');
-	return p && (p[2] == 'T' || p[2] == 't');
+	if (read_text(path, buf, sizeof(buf))) {
+		if (errno != ENOENT)
+			say(LOG_PRIO_WARNING, "cannot read %s: %s", path, strerror(errno));
+		return;
+	}
+	if (sscanf(buf, "%d %llu %31s", &pid, &start, comm) < 2 || pid <= 0) {
+		say(LOG_PRIO_WARNING, "%s is not a record of a stopped process, ignored", path);
+	} else if (stat_of(pid, &state, &now_start) || now_start != start) {
+		say(LOG_PRIO_INFO, "process %d (%s), left stopped by an earlier rsstrimd, is gone",
+		    pid, comm);
+	} else if (state != 'T') {
+		say(LOG_PRIO_INFO, "process %d (%s), left stopped by an earlier rsstrimd, runs",
+		    pid, comm);
+	} else if (kill(pid, SIGCONT)) {
+		say(LOG_PRIO_ERR, "cannot resume process %d (%s), left stopped by an earlier rsstrimd: %s",
+		    pid, comm, strerror(errno));
+		return;	/* kept: a later start with more privilege may resume it */
+	} else {
+		say(LOG_PRIO_WARNING, "resumed process %d (%s), left stopped by an earlier rsstrimd",
+		    pid, comm);
+	}
+	unlink(path);
+}
+
+/*
+ * With --stop, a trim must not be slowed by page-ins of rsstrimd's own
+ * memory, and rsstrimd must not be the OOM killer's choice while it holds
+ * a process stopped. Both need privilege; without it rsstrimd still works.
+ */
+static void protect_self(bool stopping)
+{
+	int fd;
+	bool adj_ok;
+
+	if (!stopping)
+		return;
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	adj_ok = fd >= 0 && write(fd, "-1000", 5) == 5;
+	if (fd >= 0)
+		close(fd);
+	if (!adj_ok)
+		say(LOG_PRIO_WARNING, "cannot set oom_score_adj (%s): the OOM killer may pick "
+		    "rsstrimd; a restart resumes what it held stopped", strerror(errno));
+	if (mlockall(MCL_CURRENT | MCL_FUTURE))
+		say(LOG_PRIO_WARNING, "cannot lock rsstrimd in memory (%s): a stop may last "
+		    "longer under pressure", strerror(errno));
+}
+
+/*
+ * Was the trim worth it (see usage())? One cut short by --max-stop was
+ * not futile, but the process runs for an interval before the next.
+ */
+static void note_progress(const struct trimd *d, struct target *t, uint64_t rss, uint64_t after,
+			  uint64_t target, bool cut, unsigned long long *futile)
+{
+	uint64_t limit = t->limit_bytes / d->page;
+
+	if (cut) {
+		t->backoff_ns = 0;
+		t->retry_at_ns = now_ns() + d->o.interval_ns;
+	} else if (after > limit && (rss - (after < rss ? after : rss)) * 4 < rss - target) {
+		t->backoff_ns = t->backoff_ns ? t->backoff_ns * 2 : BACKOFF_FIRST_NS;
+		if (t->backoff_ns > BACKOFF_MAX_NS)
+			t->backoff_ns = BACKOFF_MAX_NS;
+		t->retry_at_ns = now_ns() + t->backoff_ns;
+		(*futile)++;
+	} else {
+		t->backoff_ns = 0;
+		t->retry_at_ns = 0;
+	}
 }
 
 /*
  * Page out one process's private writable memory, batch by batch, from
- * its clock hand on, until it is a little below its limit or the hand has
- * gone once around. Returns -1 if the process is gone.
+ * its clock hand on, until it is a little below its limit, the hand has
+ * gone once around, or @deadline (0: none) passes. A range the kernel
+ * refuses (mlocked, hugetlb, unmapped since) is skipped and counted.
+ * Returns -1 if the process is gone, 1 if the trim could not help.
  */
-static int trim_ranges(struct trimd *d, struct target *t, uint64_t rss)
+static int trim_ranges(struct trimd *d, struct target *t, uint64_t rss, uint64_t deadline)
 {
 	uint64_t limit = t->limit_bytes / d->page, slack, target, asked = 0, after = rss;
-	size_t n = 0, i = 0;
+	unsigned long long skipped = 0, futile = d->futile;
+	struct map_range *ranges;
+	size_t n, i = 0;
+	bool cut = false;
 
 	slack = limit / 16 > 256 ? limit / 16 : 256;
 	target = limit > slack ? limit - slack : 0;
-	if (read_ranges(d, t, &n)) {
+	if (read_ranges(d, t)) {
 		if (errno != EACCES)
 			return -1;
-		fprintf(stderr, "rsstrimd: cannot read the memory map of %d (%s), leaving it alone: "
-			"trimming another user's process needs ptrace access (CAP_SYS_PTRACE)\n",
-			t->pid, t->comm);
+		say(LOG_PRIO_WARNING, "cannot read the memory map of %d (%s), leaving it alone: "
+		    "trimming another user's process needs ptrace access (CAP_SYS_PTRACE)",
+		    t->pid, t->comm);
 		t->denied = true;
 		return 0;
 	}
-	if (!n)
-		return -1;
+	ranges = d->ranges.r;
+	n = d->ranges.n;
 	/* Start at the range holding the hand (or the first one past it). */
-	while (i < n && d->ranges[i].end <= t->cursor)
+	while (i < n && ranges[i].end <= t->cursor)
 		i++;
-	if (i == n) {
+	if (i == n && n) {
 		i = 0;
-		t->cursor = d->ranges[0].start;
+		t->cursor = ranges[0].start;
 	}
-	for (size_t k = 0; k <= n && after > target && !stop_requested; k++) {
-		struct map_range *r = &d->ranges[(i + k) % n];
+	for (size_t k = 0; n && k <= n && after > target && !finish_requested && !cut; k++) {
+		struct map_range *r = &ranges[(i + k) % n];
 		uint64_t start = r->start > t->cursor || k > 0 ? r->start : t->cursor;
 
 		while (start < r->end && after > target) {
 			uint64_t len = r->end - start;
 			struct iovec iov;
 
+			if (deadline && now_ns() >= deadline) {
+				cut = true;
+				break;
+			}
 			if (len > d->o.batch_bytes)
 				len = d->o.batch_bytes;
 			iov.iov_base = (void *)(uintptr_t)start;
 			iov.iov_len = len;
-			if (!d->o.dry_run && d->can_trim &&
+			if (!d->o.dry_run &&
 			    syscall(SYS_process_madvise, t->pidfd, &iov, 1, MADV_PAGEOUT, 0) < 0) {
 				if (errno == ESRCH)
 					return -1;
-				if (errno == ENOSYS || errno == EINVAL) {
-					fprintf(stderr, "rsstrimd: this kernel lacks process_madvise(MADV_PAGEOUT) "
-						"(%s); only logging from now on\n", strerror(errno));
-					d->can_trim = false;
-				}
-				/* EPERM/EFAULT for one range: move on. */
+				/* The kernel can page out: this range cannot be. */
+				skipped++;
+				t->cursor = r->end;
+				break;
 			}
 			asked += len / d->page;
 			start += len;
@@ -490,45 +780,71 @@ static int trim_ranges(struct trimd *d, struct target *t, uint64_t rss)
 		}
 	}
 	d->trims++;
+	d->stops_cut += cut;
 	d->pages_asked += asked;
+	d->ranges_skipped += skipped;
 	if (after < rss)
 		d->pages_freed += rss - after;
-	printf("%llu\t%d\t%s\t%llu\t%llu\t%llu\t%llu\n",
+	if (!d->o.dry_run)
+		note_progress(d, t, rss, after, target, cut, &d->futile);
+	printf("%llu\t%d\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\n",
 	       (unsigned long long)((now_ns() - d->start_ns) / 1000000u), t->pid, t->comm,
 	       (unsigned long long)(rss * d->page / 1024), (unsigned long long)(after * d->page / 1024),
-	       (unsigned long long)(t->limit_bytes / 1024), (unsigned long long)asked);
-	return 0;
+	       (unsigned long long)(t->limit_bytes / 1024), (unsigned long long)asked, skipped);
+	return d->futile != futile;
 }
 
 /*
  * With --stop, the process does not run while it is trimmed: otherwise a
  * fast one faults its pages back in as fast as they are paged out, and
  * the memory comes from its neighbours. One that was already stopped is
- * left as it was.
+ * left as it was. The stop is recorded first and bounded.
  */
 static int trim(struct trimd *d, struct target *t, uint64_t rss)
 {
-	bool stop = d->o.stop_while_trimming && !d->o.dry_run && !already_stopped(t);
+	bool stop = d->o.stop_while_trimming && !d->o.dry_run && !d->state_file_broken;
+	char state;
+	uint64_t start;
 	int ret;
 
-	if (stop && syscall(SYS_pidfd_send_signal, t->pidfd, SIGSTOP, NULL, 0))
+	if (stop && (stat_of(t->pid, &state, &start) || state == 'T' || state == 't'))
 		stop = false;
-	ret = trim_ranges(d, t, rss);
-	if (stop)
+	if (stop && record_held(d, t)) {
+		say(LOG_PRIO_ERR, "cannot write %s (%s): trimming without --stop from now on",
+		    d->o.state_path, strerror(errno));
+		d->state_file_broken = true;
+		stop = false;
+	}
+	if (stop) {
+		held_pidfd = t->pidfd;
+		if (syscall(SYS_pidfd_send_signal, t->pidfd, SIGSTOP, NULL, 0)) {
+			held_pidfd = -1;
+			unlink(d->o.state_path);
+			stop = false;
+		}
+	}
+	ret = trim_ranges(d, t, rss, stop ? now_ns() + d->o.max_stop_ns : 0);
+	if (stop) {
 		syscall(SYS_pidfd_send_signal, t->pidfd, SIGCONT, NULL, 0);
+		held_pidfd = -1;
+		unlink(d->o.state_path);
+		d->stops++;
+	}
 	return ret;
 }
 
-/* Returns true when some process was trimmed (and may need more soon). */
+/* Returns true when some process was trimmed and may need more soon. */
 static bool check(struct trimd *d)
 {
+	uint64_t now = now_ns();
 	bool trimmed = false;
 
 	for (size_t i = d->n; i-- > 0;) {
 		struct target *t = &d->t[i];
 		uint64_t rss;
+		int ret;
 
-		if (t->denied)
+		if (t->denied || now < t->retry_at_ns)
 			continue;
 		if (resident_pages(t, &rss)) {
 			drop_target(d, i);
@@ -536,39 +852,24 @@ static bool check(struct trimd *d)
 		}
 		if (rss * d->page <= t->limit_bytes)
 			continue;
-		if (trim(d, t, rss))
+		ret = trim(d, t, rss);
+		if (ret < 0)
 			drop_target(d, i);
-		else
+		else if (ret == 0)
 			trimmed = true;
 	}
 	return trimmed;
 }
 
-int main(int argc, char **argv)
+static void run(struct trimd *d)
 {
-	static struct trimd d;
-	struct sigaction sa = { .sa_handler = on_stop };
-	struct rusage ru;
 	uint64_t next_rescan, next, last_rescan = 0;
-	long user_ms, sys_ms;
-	bool busy;
 
-	parse_args(argc, argv, &d.o);
-	if (!has_cap_sys_nice()) {
-		fprintf(stderr, "rsstrimd: needs root, or CAP_SYS_NICE and ptrace access to the "
-			"processes it trims\n");
-		return EXIT_USAGE;
-	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	d.page = (uint64_t)sysconf(_SC_PAGESIZE);
-	d.can_trim = true;
-	d.start_ns = next_rescan = next = now_ns();
-	printf("t_ms\tpid\tcomm\trss_before_kb\trss_after_kb\tlimit_kb\tpages_asked\n");
-	while (!stop_requested) {
+	next_rescan = next = d->start_ns;
+	while (!finish_requested) {
 		uint64_t now = now_ns();
-		bool near, short_now = memory_short(&d, &near);
+		bool near, short_now = memory_short(d, &near), busy;
+		struct timespec ts;
 
 		/*
 		 * While memory is short or nearly so, a hog that started since
@@ -577,13 +878,13 @@ int main(int argc, char **argv)
 		 * Hard mode trims without pressure but polls like active mode:
 		 * the extra vigilance is for when memory is short, not for the mode.
 		 */
-		if (now >= next_rescan || ((short_now || near) && now >= last_rescan + d.o.interval_ns)) {
-			rescan(&d);
+		if (now >= next_rescan || ((short_now || near) && now >= last_rescan + d->o.interval_ns)) {
+			rescan(d);
 			last_rescan = now;
-			next_rescan = now + d.o.rescan_ns;
+			next_rescan = now + d->o.rescan_ns;
 		}
-		busy = (short_now || d.o.hard) && check(&d);
-		if (d.o.once)
+		busy = (short_now || d->o.hard) && check(d);
+		if (d->o.once)
 			break;
 		/*
 		 * A process that was just trimmed is faulting its pages back in
@@ -595,15 +896,40 @@ int main(int argc, char **argv)
 		if (busy)
 			next = now_ns();
 		else
-			next += short_now || near ? d.o.interval_ns / 5 : d.o.interval_ns;
+			next += short_now || near ? d->o.interval_ns / 5 : d->o.interval_ns;
 		if (next < now_ns())
 			next = now_ns();
-		{
-			struct timespec ts = { (time_t)(next / 1000000000u), (long)(next % 1000000000u) };
-
-			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-		}
+		ts = (struct timespec){ (time_t)(next / 1000000000u), (long)(next % 1000000000u) };
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct trimd d;
+	const char *what;
+	struct rusage ru;
+	long user_ms, sys_ms;
+	int err;
+
+	parse_args(argc, argv, &d.o);
+	if (!has_cap_sys_nice()) {
+		say(LOG_PRIO_ERR, "needs root, or CAP_SYS_NICE and ptrace access to the processes it trims");
+		return EXIT_USAGE;
+	}
+	err = probe_pageout(d.o.dry_run, &what);
+	if (err) {
+		say(LOG_PRIO_ERR, "this kernel cannot do %s: %s", what, strerror(err));
+		return EXIT_UNSUPPORTED;
+	}
+	handle_signals();
+	resume_left_stopped(d.o.state_path);
+	protect_self(d.o.stop_while_trimming && !d.o.dry_run);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	d.page = (uint64_t)sysconf(_SC_PAGESIZE);
+	d.start_ns = now_ns();
+	printf("t_ms\tpid\tcomm\trss_before_kb\trss_after_kb\tlimit_kb\tpages_asked\tranges_skipped\n");
+	run(&d);
 	/*
 	 * user_ms is rsstrimd's own work (reading /proc); sys_ms is mostly the
 	 * page-out it asks for, reclaim that kswapd or the hog itself would
@@ -612,12 +938,15 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &ru);
 	user_ms = ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000;
 	sys_ms = ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000;
-	printf("# summary trims=%llu pages_asked=%llu pages_freed=%llu tracked=%zu cpu_ms=%ld "
-	       "user_ms=%ld sys_ms=%ld wall_ms=%llu\n", d.trims, d.pages_asked, d.pages_freed, d.n,
-	       user_ms + sys_ms, user_ms, sys_ms,
-	       (unsigned long long)((now_ns() - d.start_ns) / 1000000u));
+	printf("# summary trims=%llu futile=%llu pages_asked=%llu pages_freed=%llu "
+	       "ranges_skipped=%llu stops=%llu stops_cut=%llu tracked=%zu cpu_ms=%ld "
+	       "user_ms=%ld sys_ms=%ld wall_ms=%llu\n", d.trims, d.futile, d.pages_asked,
+	       d.pages_freed, d.ranges_skipped, d.stops, d.stops_cut, d.n, user_ms + sys_ms,
+	       user_ms, sys_ms, (unsigned long long)((now_ns() - d.start_ns) / 1000000u));
 	for (size_t i = 0; i < d.n; i++)
 		close(d.t[i].pidfd);
 	free(d.t);
+	free(d.ranges.r);
+	free(d.o.exclude);
 	return 0;
 }
