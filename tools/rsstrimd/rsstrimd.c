@@ -603,14 +603,11 @@ static int stat_of(int pid, char *state, uint64_t *start_ticks)
  * Record the process about to be held stopped: written whole and renamed
  * into place, so a reader never sees half a record.
  */
-static int record_held(const struct trimd *d, const struct target *t)
+static int record_held(const struct trimd *d, const struct target *t, uint64_t start)
 {
-	char tmp[4096], state;
-	uint64_t start;
+	char tmp[4096];
 	FILE *f;
 
-	if (stat_of(t->pid, &state, &start))
-		return -1;
 	if (snprintf(tmp, sizeof(tmp), "%s.new", d->o.state_path) >= (int)sizeof(tmp))
 		return -1;
 	f = fopen(tmp, "we");
@@ -685,27 +682,30 @@ static void protect_self(bool stopping)
 }
 
 /*
- * Was the trim worth it (see usage())? One cut short by --max-stop was
- * not futile, but the process runs for an interval before the next.
+ * Was the trim futile (see usage())? Sets when the process may be trimmed
+ * again. One cut short by --max-stop was not futile, but the process runs
+ * for an interval before the next.
  */
-static void note_progress(const struct trimd *d, struct target *t, uint64_t rss, uint64_t after,
-			  uint64_t target, bool cut, unsigned long long *futile)
+static bool note_progress(const struct trimd *d, struct target *t, uint64_t rss, uint64_t after,
+			  uint64_t target, bool cut)
 {
 	uint64_t limit = t->limit_bytes / d->page;
 
 	if (cut) {
 		t->backoff_ns = 0;
 		t->retry_at_ns = now_ns() + d->o.interval_ns;
-	} else if (after > limit && (rss - (after < rss ? after : rss)) * 4 < rss - target) {
+		return false;
+	}
+	if (after > limit && (rss - (after < rss ? after : rss)) * 4 < rss - target) {
 		t->backoff_ns = t->backoff_ns ? t->backoff_ns * 2 : BACKOFF_FIRST_NS;
 		if (t->backoff_ns > BACKOFF_MAX_NS)
 			t->backoff_ns = BACKOFF_MAX_NS;
 		t->retry_at_ns = now_ns() + t->backoff_ns;
-		(*futile)++;
-	} else {
-		t->backoff_ns = 0;
-		t->retry_at_ns = 0;
+		return true;
 	}
+	t->backoff_ns = 0;
+	t->retry_at_ns = 0;
+	return false;
 }
 
 /*
@@ -718,10 +718,10 @@ static void note_progress(const struct trimd *d, struct target *t, uint64_t rss,
 static int trim_ranges(struct trimd *d, struct target *t, uint64_t rss, uint64_t deadline)
 {
 	uint64_t limit = t->limit_bytes / d->page, slack, target, asked = 0, after = rss;
-	unsigned long long skipped = 0, futile = d->futile;
+	unsigned long long skipped = 0;
 	struct map_range *ranges;
 	size_t n, i = 0;
-	bool cut = false;
+	bool cut = false, futile;
 
 	slack = limit / 16 > 256 ? limit / 16 : 256;
 	target = limit > slack ? limit - slack : 0;
@@ -785,13 +785,13 @@ static int trim_ranges(struct trimd *d, struct target *t, uint64_t rss, uint64_t
 	d->ranges_skipped += skipped;
 	if (after < rss)
 		d->pages_freed += rss - after;
-	if (!d->o.dry_run)
-		note_progress(d, t, rss, after, target, cut, &d->futile);
+	futile = !d->o.dry_run && note_progress(d, t, rss, after, target, cut);
+	d->futile += futile;
 	printf("%llu\t%d\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\n",
 	       (unsigned long long)((now_ns() - d->start_ns) / 1000000u), t->pid, t->comm,
 	       (unsigned long long)(rss * d->page / 1024), (unsigned long long)(after * d->page / 1024),
 	       (unsigned long long)(t->limit_bytes / 1024), (unsigned long long)asked, skipped);
-	return d->futile != futile;
+	return futile;
 }
 
 /*
@@ -809,7 +809,7 @@ static int trim(struct trimd *d, struct target *t, uint64_t rss)
 
 	if (stop && (stat_of(t->pid, &state, &start) || state == 'T' || state == 't'))
 		stop = false;
-	if (stop && record_held(d, t)) {
+	if (stop && record_held(d, t, start)) {
 		say(LOG_PRIO_ERR, "cannot write %s (%s): trimming without --stop from now on",
 		    d->o.state_path, strerror(errno));
 		d->state_file_broken = true;
