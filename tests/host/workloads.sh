@@ -6,7 +6,7 @@ cd "$(dirname "$0")/../.."
 bin=build/bin
 # shellcheck source=tests/host/tap-lib.sh
 . "tests/host/tap-lib.sh"
-tap_start 9
+tap_start 10
 # rejects PROGRAM ARGS...: exit 2 and exactly one line on stderr.
 rejects() {
 	local rc=0 lines
@@ -86,6 +86,24 @@ victim_server() {
 	[ "$(wc -l <"$tmp/rounds.tsv")" -ge 50 ]
 }
 check "victim server mode reports ordered percentiles and a per-round log" victim_server
+
+# A victim stopped for 300 ms at a 5 ms period owes about 60 rounds: each is
+# late and its latency counts from when it was due, so the stall shows in
+# p99 and max (a closed loop would report one slow round, or none).
+victim_stall() {
+	"$bin/victim" --wss 4M --period 5ms --duration 1.5 --log "$tmp/stall.tsv" >"$tmp/stall.out" &
+	local pid=$!
+	sleep 0.5
+	kill -STOP "$pid"
+	sleep 0.3
+	kill -CONT "$pid"
+	wait "$pid"
+	awk -F'\t' '/^#/ { next }
+		++rows == 2 { print "# rounds " $1 ", missed " $2 ", p99 " $5 " us, max " $7 " us, service max " $11 " us"
+			ok = $1 >= 250 && $2 >= 30 && $5 >= 150000 && $7 >= 250000 && $11 < $7 / 10 }
+		END { exit !ok }' "$tmp/stall.out"
+}
+check "victim latency runs from when a round was due: a 300 ms stall shows as missed rounds, p99 and max" victim_stall
 
 victim_idle() {
 	"$bin/victim" --wss 4M --mode idle --sleep 0.2 >"$tmp/idle.tsv"
