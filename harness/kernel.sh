@@ -2,8 +2,10 @@
 # Kernel tree and build: Debian's linux-source-6.12 extracted into build/linux
 # as a git repository, kernel-patch/series applied with `git am`, config
 # fragments merged onto tinyconfig, bzImage built out of tree with ccache.
+# The stock flavour builds the same tree and config with no patch applied (a
+# git worktree of the base tag in build/linux-stock): "today's Linux".
 #
-#   kernel.sh build [FLAVOR]   tree + config + bzImage (FLAVOR: default | debug)
+#   kernel.sh build [FLAVOR]   tree + config + bzImage (FLAVOR: default | debug | stock)
 #   kernel.sh tree             extract and apply the series only
 #   kernel.sh export           write the tree's commits back to kernel-patch/
 #   kernel.sh path [FLAVOR]    print the bzImage path
@@ -15,6 +17,7 @@ PATCH_DIR=$RSSLIM_TOP/kernel-patch
 BASE_TAG=rsslim-base
 SOURCE_STAMP=$KERNEL_SRC/.git/rsslim-source
 APPLIED_STAMP=$KERNEL_SRC/.git/rsslim-applied
+STOCK_SRC=$BUILD_DIR/linux-stock
 
 git_tree() { git -C "$KERNEL_SRC" "$@"; }
 
@@ -102,28 +105,49 @@ ensure_tree() {
 	fi
 }
 
+# The pristine tree, checked out beside the patched one and sharing its git
+# objects, so ccache sees the same sources for every file the series leaves
+# alone.
+ensure_stock_tree() {
+	ensure_tree
+	[ "$(git -C "$STOCK_SRC" rev-parse HEAD 2>/dev/null)" = "$(git_tree rev-parse "$BASE_TAG")" ] &&
+		[ -z "$(git -C "$STOCK_SRC" status --porcelain --untracked-files=no)" ] && return 0
+	rm -rf "$STOCK_SRC"
+	git_tree worktree prune
+	git_tree worktree add -q --detach "$STOCK_SRC" "$BASE_TAG"
+}
+
+flavor_src() {
+	case $1 in
+	stock) echo "$STOCK_SRC" ;;
+	*) echo "$KERNEL_SRC" ;;
+	esac
+}
+
 flavor_fragments() {
 	local flavor=$1
 	echo "$PATCH_DIR/rsslim.config"
 	case $flavor in
 	default) ;;
 	debug) echo "$PATCH_DIR/debug.config" ;;
-	*) die "unknown kernel flavor '$flavor' (default or debug)" ;;
+	stock) echo "$PATCH_DIR/stock.config" ;;
+	*) die "unknown kernel flavor '$flavor' (default, debug or stock)" ;;
 	esac
 }
 
 obj_dir() { echo "$BUILD_DIR/obj-$1"; }
 
 kmake() {
-	local obj=$1
-	shift
-	make -C "$KERNEL_SRC" O="$obj" ARCH="$KERNEL_ARCH" CC="ccache gcc" HOSTCC="ccache gcc" \
+	local src=$1 obj=$2
+	shift 2
+	make -C "$src" O="$obj" ARCH="$KERNEL_ARCH" CC="ccache gcc" HOSTCC="ccache gcc" \
 		KBUILD_BUILD_USER=rsslim KBUILD_BUILD_HOST=rsslim \
-		KBUILD_BUILD_TIMESTAMP="$(git_tree log -1 --format=%cd)" "$@"
+		KBUILD_BUILD_TIMESTAMP="$(git -C "$src" log -1 --format=%cd)" "$@"
 }
 
 ensure_config() {
-	local flavor=$1 obj frags stamp want missing
+	local flavor=$1 src obj frags stamp want missing
+	src=$(flavor_src "$flavor")
 	obj=$(obj_dir "$flavor")
 	mapfile -t frags < <(flavor_fragments "$flavor")
 	for f in "${frags[@]}"; do [ -f "$f" ] || die "missing config fragment $f"; done
@@ -133,27 +157,31 @@ ensure_config() {
 	mkdir -p "$obj"
 	rm -f "$stamp"
 	{
-		kmake "$obj" tinyconfig
-		"$KERNEL_SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${frags[@]}"
-		kmake "$obj" olddefconfig
+		kmake "$src" "$obj" tinyconfig
+		"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "${frags[@]}"
+		kmake "$src" "$obj" olddefconfig
 	} >"$obj/config.log" 2>&1 || die "kernel configuration failed, see $obj/config.log"
 	# merge_config only warns when Kconfig drops a value: make that an error.
-	missing=$(cat "${frags[@]}" | grep -E '^CONFIG_[A-Z0-9_]+=' | while IFS= read -r opt; do
-		case $opt in
-		*=n) grep -qx "# ${opt%=n} is not set" "$obj/.config" || echo "$opt" ;;
-		*) grep -qxF "$opt" "$obj/.config" || echo "$opt" ;;
-		esac
-	done)
+	# A later fragment overrides an earlier one, so only an option's last
+	# value is checked.
+	missing=$(cat "${frags[@]}" | grep -E '^CONFIG_[A-Z0-9_]+=' | tac | awk -F= '!seen[$1]++' |
+		while IFS= read -r opt; do
+			case $opt in
+			*=n) grep -qx "# ${opt%=n} is not set" "$obj/.config" || echo "$opt" ;;
+			*) grep -qxF "$opt" "$obj/.config" || echo "$opt" ;;
+			esac
+		done)
 	[ -z "$missing" ] || die "config fragment values Kconfig did not keep: $(echo "$missing" | tr '\n' ' ')"
 	echo "$want" >"$stamp"
 }
 
 build() {
-	local flavor=${1:-default} obj want stamp start
-	ensure_tree
+	local flavor=${1:-default} src obj want stamp start
+	if [ "$flavor" = stock ]; then ensure_stock_tree; else ensure_tree; fi
 	ensure_config "$flavor"
+	src=$(flavor_src "$flavor")
 	obj=$(obj_dir "$flavor")
-	want="$(cat "$obj/.rsslim-config") $(git_tree rev-parse HEAD) $(git_tree diff HEAD | sha256sum | cut -c1-16)"
+	want="$(cat "$obj/.rsslim-config") $(git -C "$src" rev-parse HEAD) $(git -C "$src" diff HEAD | sha256sum | cut -c1-16)"
 	stamp=$obj/.rsslim-build
 	if [ -f "$obj/arch/x86/boot/bzImage" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
 		log "kernel ($flavor) is up to date: $obj/arch/x86/boot/bzImage"
@@ -163,7 +191,7 @@ build() {
 	rm -f "$stamp"
 	log "building the $flavor kernel (log: $obj/build.log) ..."
 	start=$(date +%s)
-	if ! kmake "$obj" -j"$(nproc)" bzImage >"$obj/build.log" 2>&1; then
+	if ! kmake "$src" "$obj" -j"$(nproc)" bzImage >"$obj/build.log" 2>&1; then
 		grep -E 'error|Error|No space' "$obj/build.log" | head -20 >&2 || true
 		df -Pm "$obj" | awk 'NR == 2 && $4 < 200 { print "error: the disk is full (" $4 " MiB free)" }' >&2
 		die "kernel build failed, see $obj/build.log"
@@ -204,5 +232,5 @@ build) build "$@" ;;
 tree) ensure_tree ;;
 export) export_patches ;;
 path) echo "$(obj_dir "${1:-default}")/arch/x86/boot/bzImage" ;;
-*) die "usage: kernel.sh build [default|debug] | tree | export | path [FLAVOR]" ;;
+*) die "usage: kernel.sh build [default|debug|stock] | tree | export | path [FLAVOR]" ;;
 esac

@@ -56,6 +56,39 @@ if $guest_ready; then
 		grep -qx "# selftest: ${t##*/}" "$tap_log" ||
 			echo "not ok - guest test ${t##*/} never ran" | tee -a "$tap_log"
 	done
+	# rsstrimd is for kernels without the series: its guest tests (and the
+	# smoke tests) also run on the stock kernel, the same tree and config
+	# with no patch applied, where no rsslim knob exists.
+	if [ "$KCONFIG" = default ]; then
+		stock_dir=$BUILD_DIR/test-stock
+		stock_tests=00-smoke,40-rsstrimd
+		rm -rf "$stock_dir"
+		stock_log=$(mktemp)
+		if ! m kernel KCONFIG=stock; then
+			echo "not ok - stock kernel build failed" | tee -a "$tap_log"
+		else
+			stock_release=$(cat "$BUILD_DIR/obj-stock/include/config/kernel.release")
+			if ! harness/qemu.sh --job test --out "$stock_dir" --ram "${RAM:-256M}" --swap "${SWAP:-512M}" \
+				--kernel "$(harness/kernel.sh path stock)" --timeout "${TIMEOUT:-600}" \
+				--append "rsslim.release=$stock_release rsslim.host_release=$(uname -r) rsslim.tests=$stock_tests" |
+				tee "$stock_log"; then
+				echo "not ok - stock kernel guest run failed (console: $stock_dir/console.log)" | tee -a "$stock_log"
+			fi
+			# Its results count like the others, under the stock kernel's name.
+			sed -E 's/^(not )?ok [0-9]+ /&[stock] /' "$stock_log" >>"$tap_log"
+			for t in ${stock_tests//,/ }; do
+				grep -qx "# selftest: $t" "$stock_log" ||
+					echo "not ok - guest test $t never ran on the stock kernel" | tee -a "$tap_log"
+			done
+			if grep -q "kernel enforcement: absent (stock kernel)" "$stock_log" &&
+				! grep -q "kernel enforcement: present" "$stock_log"; then
+				echo "ok - rsstrimd's guest tests ran with no rsslim knob in the kernel" | tee -a "$tap_log"
+			else
+				echo "not ok - rsstrimd's guest tests ran with no rsslim knob in the kernel" | tee -a "$tap_log"
+			fi
+		fi
+		rm -f "$stock_log"
+	fi
 	# The debug kernel also runs one short bench scenario: the bench's own
 	# paths (sampler, tracepoints, cgroup, trimming) under KASAN and lockdep.
 	if [ "$KCONFIG" = debug ]; then
