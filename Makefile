@@ -35,7 +35,7 @@ UAPI        := $(BUILD)/uapi/include/linux/mman.h
 SCRIPTS     := $(wildcard harness/*.sh harness/guest/*.sh tests/guest/*.sh tests/host/*.sh tools/*/*.sh) \
 	       harness/guest/init .ci/run
 
-.PHONY: plots help deps kernel kernel-tree kernel-patches workloads host-tests guest-tests upstream-tests initramfs shell test \
+.PHONY: plots compare help deps kernel kernel-tree kernel-patches workloads host-tests guest-tests upstream-tests initramfs shell test \
 	bench check clean distclean install-rsstrimd
 
 help:
@@ -53,13 +53,14 @@ help:
 	@echo '  make workloads       build the static workloads into build/bin'
 	@echo '  make upstream-tests  build the kernel tree'"'"'s selftests the guest suite runs'
 	@echo '  make plots RUN=<id>  redraw the figures and report page of results/<id> (default latest)'
+	@echo '  make compare A= B=   two bench runs side by side: change and whether the 95% intervals overlap'
 	@echo '  make check           checkpatch --strict on the series, shellcheck, -Werror builds'
 	@echo '  make install-rsstrimd  install rsstrimd and its systemd unit (PREFIX=/usr/local DESTDIR=)'
 	@echo '  make clean           remove build outputs but keep the kernel tree; distclean removes all'
 	@echo
 	@echo 'Variables:'
 	@echo '  RAM=256M SWAP=512M   guest memory and swap size'
-	@echo '  KCONFIG=default      kernel flavour: default or debug (KASAN, lockdep, DEBUG_VM)'
+	@echo '  KCONFIG=default      kernel flavour: default, debug (KASAN, lockdep, DEBUG_VM) or stock (no patch)'
 	@echo '  ACCEL=kvm|tcg        force the accelerator (default: probe KVM, fall back to TCG)'
 	@echo '  TIMEOUT=1200         seconds before a guest that does not power off is killed'
 	@echo '  GUEST_CPUS=2         guest CPUs'
@@ -169,13 +170,17 @@ bench: deps
 check: deps
 	@harness/check.sh
 
+compare:
+	@[ -n "$(A)" ] && [ -n "$(B)" ] || { echo "error: make compare A=<run-id> B=<run-id>" >&2; exit 2; }
+	@python3 harness/compare.py "$(A)" "$(B)"
+
 RUN ?= latest
 plots:
 	@harness/plots.sh $(if $(findstring /,$(RUN)),$(RUN),results/$(RUN))
 
 clean:
 	rm -rf $(BUILD)/bin $(BUILD)/host-tests $(BUILD)/guest-tests $(UPSTREAM) $(BUILD)/uapi $(BUILD)/uapi-obj $(BUILD)/obj-* $(INITRAMFS) \
-		$(BUILD)/test-run $(BUILD)/shell
+		$(BUILD)/test-run $(BUILD)/test-stock $(BUILD)/shell
 
 distclean:
 	rm -rf $(BUILD)

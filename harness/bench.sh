@@ -1,6 +1,7 @@
 #!/bin/bash
-# `make bench`: boot the patched kernel once per scenario, LRU and repeat,
-# collect the results in results/<run-id>/ and print the comparison.
+# `make bench`: boot a kernel once per scenario, LRU and repeat (the patched
+# one, or the stock one for a scenario with KERNEL=stock), collect the
+# results in results/<run-id>/ and print the comparison.
 #
 # Variables (all optional): SCENARIOS DURATION REPEAT RAM SWAP LRU RSS_LIMIT HOG MODE
 # SAMPLE_INTERVAL RESULTS_DIR (default results; the fault tests use a temporary one)
@@ -9,7 +10,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$RSSLIM_TOP"
 
-default_scenarios="victim-alone hog-unlimited hog-rsslimit hog-rsslimit-pid hog-rsslimit-off hog-memhigh hog-trimd idle-2004 idle-2004-pid idle-2004-off idle-2004-trimd thrash-token thrash-token-off"
+default_scenarios="victim-alone hog-unlimited hog-rsslimit-stock hog-rsslimit-off hog-rsslimit hog-rsslimit-pid hog-memhigh hog-trimd idle-2004-stock idle-2004-off idle-2004 idle-2004-pid idle-2004-trimd thrash-token thrash-token-off"
 hog_scenarios="hog-unlimited hog-rsslimit hog-memhigh"
 DURATION=${DURATION:-20}
 REPEAT=${REPEAT:-1}
@@ -60,7 +61,18 @@ if [ -n "$HOG" ]; then
 	done
 fi
 
-make --no-print-directory kernel
+# scenario_kernel SCENARIO: the flavour it boots (stock or the KCONFIG one).
+scenario_kernel() {
+	if grep -qx 'KERNEL=stock' "harness/scenarios/$1"; then echo stock; else echo "${KCONFIG:-default}"; fi
+}
+flavors=()
+for s in "${scenarios[@]}"; do
+	f=$(scenario_kernel "$s")
+	[[ " ${flavors[*]} " == *" $f "* ]] || flavors+=("$f")
+done
+for f in "${flavors[@]}"; do
+	make --no-print-directory kernel KCONFIG="$f"
+done
 make --no-print-directory initramfs
 
 if [ -n "$HOG" ]; then
@@ -86,12 +98,14 @@ interrupted() {
 }
 trap interrupted INT TERM
 
-kernel=$(harness/kernel.sh path "${KCONFIG:-default}")
 # A guest of the debug kernel (KASAN, lockdep) runs several times slower.
 slowdown=1
 [ "${KCONFIG:-default}" != debug ] || slowdown=4
 release=$(cat "build/obj-${KCONFIG:-default}/include/config/kernel.release")
-jq -n --arg release "$release" --arg flavor "${KCONFIG:-default}" \
+stock_release=
+[ ! -f build/obj-stock/include/config/kernel.release ] ||
+	stock_release=$(cat build/obj-stock/include/config/kernel.release)
+jq -n --arg release "$release" --arg flavor "${KCONFIG:-default}" --arg stock "$stock_release" \
 	--arg series "$(hash_files kernel-patch/series kernel-patch/*.patch)" \
 	--arg config "$(hash_files kernel-patch/*.config)" \
 	--arg qemu "$(qemu-system-x86_64 --version | head -1)" \
@@ -99,16 +113,16 @@ jq -n --arg release "$release" --arg flavor "${KCONFIG:-default}" \
 	--arg lru "$LRU" --arg rss_limit "$RSS_LIMIT" --arg hog "$HOG" --arg mode "$MODE" \
 	--arg scenarios "$SCENARIOS" --arg start "$(date -Is)" --arg host "$(uname -n) $(uname -r)" \
 	--arg cpus "${GUEST_CPUS:-2}" --arg sample "$SAMPLE_INTERVAL" \
-	'{kernel_release: $release, kernel_flavor: $flavor, series_hash: $series, config_hash: $config, qemu: $qemu,
+	'{kernel_release: $release, kernel_flavor: $flavor, stock_kernel_release: $stock, series_hash: $series, config_hash: $config, qemu: $qemu,
 	  guest_ram: $ram, guest_swap: $swap, guest_cpus: $cpus, duration_s: $duration,
 	  repeat: $repeat, lru: $lru, rss_limit: $rss_limit, hog: $hog, mode: $mode,
 	  scenarios: $scenarios, start: $start, host: $host, sample_interval: $sample}' >"$run_dir/meta.json"
 
-# Scenarios that limit the hog with RLIMIT_RSS and enforcement on run once
-# per enforcement mode (MODE=1|2|3 picks one): label = scenario-mN.
+# Scenarios that turn enforcement on run once per enforcement mode (MODE=1|2|3
+# picks one): label = scenario-mN.
 runs=()
 for s in "${scenarios[@]}"; do
-	if grep -q '^HOG_LIMIT=rlimit' "harness/scenarios/$s" && ! grep -q '^ENFORCE=0' "harness/scenarios/$s"; then
+	if grep -qx 'ENFORCE=1' "harness/scenarios/$s"; then
 		for m in ${MODE:-1 2 3}; do runs+=("$s-m$m:$s:$m"); done
 	else
 		runs+=("$s:$s:")
@@ -146,6 +160,7 @@ for run in "${runs[@]}"; do
 			} >"$stage/rsslim/job.env"
 			(cd "$stage" && find . | cpio -o -H newc --quiet --owner=0:0) | gzip -1 >"$stage/job.cpio.gz"
 			cat build/initramfs.cpio.gz "$stage/job.cpio.gz" >"$stage/initrd.gz"
+			kernel=$(harness/kernel.sh path "$(scenario_kernel "$s")")
 			if harness/qemu.sh --job bench --out "$dir/boot" --ram "$RAM" --swap "$SWAP" \
 				--timeout $(((DURATION * 6 + 180) * slowdown)) --kernel "$kernel" --initrd "$stage/initrd.gz" \
 				>"$dir/boot.log" 2>&1; then
@@ -168,7 +183,17 @@ for run in "${runs[@]}"; do
 done
 trap - INT TERM
 
-python3 harness/summarize.py "$run_dir" | tee "$run_dir/report.txt"
+# Every knob each guest had, beside what the run was asked for.
+for dir in "$run_dir"/*/; do
+	[ -f "$dir/guest-settings.txt" ] || continue
+	sed -n 's/^knob //p' "$dir/guest-settings.txt" |
+		jq -R --arg name "$(basename "$dir")" 'split("=") | {($name): {(.[0]): .[1]}}'
+done | jq -s --slurpfile meta "$run_dir/meta.json" \
+	'$meta[0] + {guest_settings: (reduce .[] as $x ({}; . * $x))}' >"$run_dir/meta.json.new"
+mv "$run_dir/meta.json.new" "$run_dir/meta.json"
+
+summarized=true
+python3 harness/summarize.py "$run_dir" | tee "$run_dir/report.txt" || summarized=false
 final=$results/$run_id
 mv "$run_dir" "$final"
 ln -sfn "$run_id" "$results/latest"
@@ -177,5 +202,9 @@ log "results in $final ($results/latest) after $(($(date +%s) - bench_start)) s"
 log "report page: $final/plots/index.html"
 if [ "${#incomplete[@]}" -gt 0 ]; then
 	echo "error: incomplete scenarios: ${incomplete[*]}" >&2
+	exit 1
+fi
+if ! $summarized; then
+	echo "error: the summary refused some runs (see INVALID in $final/report.txt)" >&2
 	exit 1
 fi

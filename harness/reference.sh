@@ -1,9 +1,11 @@
 #!/bin/bash
-# Make results/reference/ (committed, well under 1 MiB) from one or more
-# bench runs: the small result files of every scenario, the summary, the
-# report and the headline figures. A scenario in a later run replaces the
-# same scenario of an earlier one (to refresh a few scenarios without
-# rerunning all). The samples themselves are left out: they are big.
+# Make results/reference/ (committed, a few hundred KiB) from one or more
+# finished bench runs: every file of every scenario that harness/summarize.py
+# reads (the bigger ones gzipped, which it reads as they are), the summary,
+# the report and the headline figures, so that the committed summary can be
+# regenerated from git (tests/host/plots.sh does). A scenario in a later run
+# replaces the same scenario of an earlier one (to refresh a few scenarios
+# without rerunning all). Console logs and dmesg are left out.
 #
 #   harness/reference.sh results/<run-id> [results/<run-id> ...]
 set -euo pipefail
@@ -12,7 +14,13 @@ set -euo pipefail
 cd "$RSSLIM_TOP"
 [ "$#" -gt 0 ] || die "usage: harness/reference.sh RUN_DIR [RUN_DIR ...]"
 for run in "$@"; do
-	[ -s "$run/meta.json" ] || die "$run is not a complete bench run (no meta.json)"
+	case $run in
+	*.partial | *.partial/) die "$run is an unfinished bench run (.partial)" ;;
+	esac
+	[ ! -e "$run/INTERRUPTED" ] || die "$run was interrupted"
+	{ [ -s "$run/meta.json" ] && [ -s "$run/summary.json" ]; } ||
+		die "$run is not a finished bench run (no meta.json or summary.json)"
+	! ls -d "$run"/*/INCOMPLETE >/dev/null 2>&1 || die "$run has incomplete scenarios"
 done
 
 work=$(mktemp -d)
@@ -27,7 +35,8 @@ for run in "$@"; do
 	done
 done
 jq --arg runs "$*" '. + {reference_from: $runs}' "$1/meta.json" >"$merged/meta.json"
-python3 harness/summarize.py "$merged" >"$merged/report.txt"
+python3 harness/summarize.py "$merged" >"$merged/report.txt" ||
+	die "the merged runs do not summarise cleanly: $(grep -m1 '^INVALID' "$merged/report.txt")"
 harness/plots.sh "$merged" >/dev/null 2>&1 || log "some figures could not be drawn"
 
 out=results/reference.new
@@ -37,8 +46,12 @@ cp "$merged"/{meta.json,summary.tsv,summary.json,report.txt} "$out/"
 for d in "$merged"/*.*/; do
 	d=${d%/}
 	mkdir -p "$out/$(basename "$d")"
-	for f in scenario job.env victim.tsv hog.tsv hog2.tsv guest-settings.txt limit.tsv; do
+	for f in scenario job.env status guest-settings.txt victim.tsv hog.tsv hog2.tsv trimd.tsv limit.tsv \
+		cpu.before cpu.after; do
 		[ ! -f "$d/$f" ] || cp "$d/$f" "$out/$(basename "$d")/"
+	done
+	for f in samples.tsv victim_rounds.tsv vmstat.before vmstat.after; do
+		[ ! -f "$d/$f" ] || gzip -9n <"$d/$f" >"$out/$(basename "$d")/$f.gz"
 	done
 done
 for f in summary idle-2004 rss-mglru token; do

@@ -2,17 +2,27 @@
 """Summarise a bench run: results/<run-id>/<scenario>.<lru>[.rN]/ -> summary.tsv,
 summary.json, and a printed comparison table with the headline ratios."""
 
+import gzip
 import json
+import math
 import os
+import re
 import statistics
 import sys
+
+
+def open_text(path):
+    """path, or path.gz as harness/reference.sh keeps the bigger files."""
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        return gzip.open(path + ".gz", "rt")
+    return open(path)
 
 
 def read_tsv(path):
     """Rows of a TSV file with a header, as dicts; '#' lines are skipped."""
     rows, header = [], None
     try:
-        with open(path) as f:
+        with open_text(path) as f:
             for line in f:
                 line = line.rstrip("\n")
                 if not line or line.startswith("#"):
@@ -37,7 +47,7 @@ def num(v):
 def read_kv_line(path, prefix):
     """key=value pairs of the first line starting with prefix."""
     try:
-        with open(path) as f:
+        with open_text(path) as f:
             for line in f:
                 if line.startswith(prefix):
                     return dict(w.split("=", 1) for w in line[len(prefix):].split() if "=" in w)
@@ -49,7 +59,7 @@ def read_kv_line(path, prefix):
 def read_vmstat(path):
     out = {}
     try:
-        with open(path) as f:
+        with open_text(path) as f:
             for line in f:
                 k, _, v = line.partition(" ")
                 out[k] = int(v)
@@ -62,7 +72,7 @@ def read_cpu_ticks(path):
     """The 'cpu' line of /proc/stat: {field: USER_HZ ticks}, empty if unreadable."""
     names = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
     try:
-        with open(path) as f:
+        with open_text(path) as f:
             fields = f.readline().split()
     except OSError:
         return {}
@@ -77,7 +87,7 @@ def read_cpu_ticks(path):
 def read_scenario(path):
     vals = {}
     try:
-        with open(path) as f:
+        with open_text(path) as f:
             for line in f:
                 line = line.strip()
                 if line and not line.startswith("#") and "=" in line:
@@ -110,11 +120,58 @@ def summarise_late_limit(path, r, victim_kind, vic_rows, hog_rows):
         r["victim_kept_since_limit_pct"] = 100.0 * kept / at_limit
 
 
+def read_settings(path):
+    """guest-settings.txt: what the scenario asked for ("want ...") and every
+    knob the guest had ("knob NAME=VALUE")."""
+    want, knobs = {}, {}
+    try:
+        with open_text(path) as f:
+            for line in f:
+                if line.startswith("want "):
+                    want = dict(w.split("=", 1) for w in line[5:].split() if "=" in w)
+                elif line.startswith("knob "):
+                    k, _, v = line[5:].rstrip("\n").partition("=")
+                    knobs[k] = v
+                elif line.startswith("kernel="):
+                    knobs["kernel_release"] = line.strip().split("=", 1)[1]
+    except OSError:
+        pass
+    return want, knobs
+
+
+def settings_problems(want, knobs):
+    """Why a run did not measure what its scenario claims, or [] if it did.
+    A stock kernel has no rsslim knob: it must be one, and off is all a
+    scenario may ask of it."""
+    if not want:
+        return ["no record of the settings the scenario asked for"]
+    problems = []
+    release = knobs.get("kernel_release", "")
+    # (scripts/setlocalversion adds "+" to a release built from a git tree.)
+    stock = re.search(r"-stock\+?$", release) is not None
+    if (want.get("kernel") == "stock") != stock:
+        problems.append("asked for the %s kernel, booted %s" % (want.get("kernel"), release or "?"))
+    for knob in ("rss_limit_enforce", "swap_token"):
+        got = knobs.get(knob)
+        if got == "absent" and stock and want.get(knob) == "0":
+            continue
+        if got != want.get(knob):
+            problems.append("%s is %s, the scenario asked for %s" % (knob, got, want.get(knob)))
+    lru = knobs.get("lru_gen_enabled")
+    got_lru = None if lru in (None, "absent") else ("classic" if int(lru, 16) == 0 else "mglru")
+    if got_lru != want.get("lru_gen_enabled"):
+        problems.append("the LRU is %s, the scenario asked for %s" % (got_lru, want.get("lru_gen_enabled")))
+    return problems
+
+
 def summarise_dir(path):
     r = {"complete": os.path.exists(os.path.join(path, "status"))
          and open(os.path.join(path, "status")).read().strip() == "complete"}
     sc = read_scenario(os.path.join(path, "scenario"))
     r["description"] = sc.get("DESCRIPTION", "")
+    want, knobs = read_settings(os.path.join(path, "guest-settings.txt"))
+    r["settings"] = knobs
+    r["settings_problems"] = settings_problems(want, knobs)
     victim_kind = sc.get("VICTIM", "server")
     victim = read_tsv(os.path.join(path, "victim.tsv"))
     if victim:
@@ -127,6 +184,9 @@ def summarise_dir(path):
             for k in ("p50_us", "p99_us", "p999_us", "max_us", "missed", "rounds"):
                 r["victim_" + k] = num(v.get(k))
             r["victim_majflt"] = num(v.get("majflt"))
+            rounds = read_tsv(os.path.join(path, "victim_rounds.tsv"))
+            r["round_latencies"] = [x for x in (num(row.get("latency_us")) for row in rounds)
+                                    if x is not None]
     hog = read_kv_line(os.path.join(path, "hog.tsv"), "# summary ")
     if hog:
         r["hog_mib_s"] = num(hog.get("mib_s"))
@@ -159,6 +219,10 @@ def summarise_dir(path):
         if base_kb and during:
             r["victim_rss_kept_pct"] = 100.0 * statistics.mean(during) / base_kb
     summarise_late_limit(path, r, victim_kind, vic_rows, hog_rows)
+    need = num(sc.get("MIN_HOG_MAJFLT"))
+    if need is not None and (r.get("hog_majflt") or 0) < need:
+        r["settings_problems"].append("the hogs did not thrash: %s major faults, the scenario needs %s"
+                                      % (fmt(r.get("hog_majflt") or 0), fmt(need)))
     if hog_rows:
         r["hog_rss_mean_mib"] = statistics.mean(num(s["rss_kb"]) for s in hog_rows) / 1024
         if "hog_majflt" not in r:
@@ -184,7 +248,7 @@ def summarise_dir(path):
 
 COLUMNS = [
     ("victim_p50_us", "p50 us"), ("victim_p99_us", "p99 us"), ("victim_p999_us", "p99.9 us"),
-    ("victim_max_us", "max us"), ("victim_p99_increase_pct", "p99 +%"),
+    ("victim_max_us", "max us"), ("victim_missed", "v.missed"), ("victim_p99_increase_pct", "p99 +%"),
     ("victim_majflt", "v.majflt"), ("victim_rss_kept_pct", "v.kept %"),
     ("victim_resident_pct", "v.resident %"), ("victim_retouch_ms", "retouch ms"),
     ("victim_rss_at_limit_kb", "v.kB@limit"), ("victim_kept_since_limit_pct", "v.kept since limit %"),
@@ -195,6 +259,45 @@ COLUMNS = [
     ("kernel_cpu_s", "sys cpu s"), ("hog_stime_s", "hog sys s"),
     ("trimd_user_s", "trimd usr s"), ("trimd_sys_s", "trimd sys s"),
 ]
+
+
+def median_ci(vals):
+    """A distribution-free confidence interval for the median of vals: the
+    order statistics (k, n-k+1) with the largest k whose binomial coverage is
+    still at least 95%, or the whole range (and its smaller coverage, 1 - 2^(1-n))
+    when there are too few runs for 95%. Returns (low, high, coverage %)."""
+    xs = sorted(vals)
+    n = len(xs)
+
+    def coverage(k):  # P(x(k) <= median <= x(n-k+1)) = 1 - 2 P(Bin(n, 1/2) < k)
+        return 1.0 - 2.0 * sum(math.comb(n, i) for i in range(k)) / 2.0 ** n
+
+    k = 1
+    while k + 1 <= (n + 1) // 2 and coverage(k + 1) >= 0.95:
+        k += 1
+    return xs[k - 1], xs[n - k], 100.0 * coverage(k)
+
+
+def percentile(sorted_vals, p):
+    """Nearest-rank percentile of an ascending list."""
+    if not sorted_vals:
+        return None
+    rank = max(1, math.ceil(p / 100.0 * len(sorted_vals)))
+    return sorted_vals[rank - 1]
+
+
+def pool_latency(row, runs):
+    """With repeats, the latency percentiles of a row are those of all rounds
+    of all its runs together (percentiles of separate runs do not average);
+    the per-run values still give the spread."""
+    if len(runs) < 2 or not all(r.get("round_latencies") for r in runs):
+        return
+    pooled = sorted(x for r in runs for x in r["round_latencies"])
+    for key, p in (("victim_p50_us", 50), ("victim_p99_us", 99), ("victim_p999_us", 99.9),
+                   ("victim_max_us", 100)):
+        if key in row:
+            row[key + "_run_median"] = row[key]
+        row[key] = percentile(pooled, p)
 
 
 def fmt(v):
@@ -208,7 +311,7 @@ def fmt(v):
 def main():
     run_dir = sys.argv[1]
     groups = {}
-    incomplete = []
+    incomplete, invalid = [], {}
     for name in sorted(os.listdir(run_dir)):
         path = os.path.join(run_dir, name)
         if not os.path.isdir(path) or "." not in name:
@@ -219,19 +322,29 @@ def main():
         if not r["complete"] or os.path.exists(os.path.join(path, "INCOMPLETE")):
             incomplete.append(name)
             continue
+        if r["settings_problems"]:
+            invalid[name] = r["settings_problems"]
+            continue
         groups.setdefault((scenario, lru), []).append(r)
 
     rows = []
     for (scenario, lru), runs in groups.items():
         row = {"scenario": scenario, "lru": lru, "runs": len(runs),
-               "description": runs[0].get("description", "")}
-        keys = sorted({k for r in runs for k in r if k not in ("complete", "description")})
+               "description": runs[0].get("description", ""),
+               "kernel": runs[0]["settings"].get("kernel_release", ""),
+               "settings": runs[0]["settings"]}
+        keys = sorted({k for r in runs for k in r
+                       if k not in ("complete", "description", "settings", "settings_problems",
+                                    "round_latencies")})
         for k in keys:
             vals = [r[k] for r in runs if r.get(k) is not None]
             if vals:
-                row[k] = statistics.mean(vals)
+                row[k] = statistics.median(vals)
                 if len(vals) > 1:
                     row[k + "_min"], row[k + "_max"] = min(vals), max(vals)
+                    lo, hi, coverage = median_ci(vals)
+                    row[k + "_ci_lo"], row[k + "_ci_hi"], row[k + "_ci_pct"] = lo, hi, coverage
+        pool_latency(row, runs)
         rows.append(row)
     index = {(r["scenario"], r["lru"]): r for r in rows}
     for r in rows:
@@ -242,22 +355,25 @@ def main():
         if unl and unl.get("hog_mib_s") and r.get("hog_mib_s") is not None:
             r["hog_throughput_pct"] = 100.0 * r["hog_mib_s"] / unl["hog_mib_s"]
 
-    order = ["victim-alone", "hog-unlimited", "hog-rsslimit", "hog-rsslimit-m1", "hog-rsslimit-m2",
-             "hog-rsslimit-m3", "hog-rsslimit-pid-m1", "hog-rsslimit-pid-m2", "hog-rsslimit-pid-m3",
-             "hog-rsslimit-off", "hog-memhigh", "hog-trimd", "idle-2004",
+    order = ["victim-alone", "hog-unlimited", "hog-rsslimit-stock", "hog-rsslimit-off", "hog-rsslimit",
+             "hog-rsslimit-m1", "hog-rsslimit-m2", "hog-rsslimit-m3", "hog-rsslimit-pid-m1",
+             "hog-rsslimit-pid-m2", "hog-rsslimit-pid-m3", "hog-memhigh", "hog-trimd",
+             "idle-2004-stock", "idle-2004-off", "idle-2004",
              "idle-2004-m1", "idle-2004-m2", "idle-2004-m3", "idle-2004-pid-m1", "idle-2004-pid-m2",
-             "idle-2004-pid-m3", "idle-2004-off", "idle-2004-trimd", "thrash-token"]
+             "idle-2004-pid-m3", "idle-2004-trimd", "thrash-token", "thrash-token-off"]
     rows.sort(key=lambda r: (r["lru"] != "mglru",
                              order.index(r["scenario"]) if r["scenario"] in order else 99,
                              r["scenario"]))
     with open(os.path.join(run_dir, "summary.tsv"), "w") as f:
-        keys = ["scenario", "lru", "runs"] + [k for k, _ in COLUMNS]
+        keys = (["scenario", "lru", "runs"] + [k for k, _ in COLUMNS] +
+                [k + sfx for k, _ in SPREAD_KEYS for sfx in ("_ci_lo", "_ci_hi", "_ci_pct")])
         f.write("\t".join(keys) + "\n")
         for r in rows:
             f.write("\t".join(str(r.get(k, "")) if not isinstance(r.get(k), float)
                               else "%.3f" % r[k] for k in keys) + "\n")
     with open(os.path.join(run_dir, "summary.json"), "w") as f:
-        json.dump({"scenarios": rows, "incomplete": incomplete}, f, indent=1, sort_keys=True)
+        json.dump({"scenarios": rows, "incomplete": incomplete, "invalid": invalid}, f,
+                  indent=1, sort_keys=True)
 
     shown = [(k, h) for k, h in COLUMNS if any(r.get(k) is not None for r in rows)]
     table = [["scenario", "lru"] + [h for _, h in shown]]
@@ -267,12 +383,11 @@ def main():
     for row in table:
         print("  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
     print()
-    mode_names = {"m1": "passive", "m2": "active", "m3": "hard", "trimd": "rsstrimd"}
+    mode_names = {"m1": "passive", "m2": "active", "m3": "hard", "trimd": "rsstrimd on stock 6.12",
+                  "off": "patched kernel, knobs off", "stock": "stock 6.12 (limit ignored)"}
 
     def mode_text(label):
         mode = mode_names.get(label.rsplit("-", 1)[-1], label)
-        if label.endswith("-off"):
-            return "knobs off (unpatched)"
         if "-pid-" in label:
             return mode + ", given by prlimit --pid once the hog had grown"
         return mode
@@ -338,26 +453,33 @@ def main():
     print_spread(rows)
     if incomplete:
         print("INCOMPLETE (not in the table): " + " ".join(incomplete))
+    for name, problems in sorted(invalid.items()):
+        print("INVALID (not in the table): %s: %s" % (name, "; ".join(problems)))
+    return 1 if invalid else 0
 
 
 SPREAD_KEYS = [("victim_majflt", "victim major faults"), ("victim_p99_us", "p99 us"),
-               ("victim_resident_pct", "sleeper kept %"),
+               ("victim_missed", "missed rounds"), ("victim_resident_pct", "sleeper kept %"),
                ("victim_kept_since_limit_pct", "victim kept since the limit %"), ("hog_mib_s", "hog MiB/s"),
                ("hogs_wall_s", "2 hogs s")]
 
 
 def print_spread(rows):
-    """With REPEAT > 1: how far apart the runs of each headline figure were."""
+    """With REPEAT > 1: the median of each headline figure over the runs, with
+    a confidence interval for it from the runs' order statistics."""
     repeated = [r for r in rows if r["runs"] > 1]
     if not repeated:
         return
-    print("Run-to-run spread of the headline figures (mean, min..max of each scenario's runs):")
+    print("Run-to-run spread of the headline figures: median of the runs per scenario, then the\n"
+          "interval that holds the true median with the confidence shown (95%, or the most a\n"
+          "range of so few runs gives: 50% for 2, 75% for 3, 88% for 4, 94% for 5):")
     for r in repeated:
-        parts = ["%s %s (%s..%s)" % (label, fmt(r[k]), fmt(r[k + "_min"]), fmt(r[k + "_max"]))
-                 for k, label in SPREAD_KEYS if k + "_min" in r]
+        parts = ["%s %s (%s..%s, %.0f%%)" % (label, fmt(r.get(k + "_run_median", r[k])),
+                                            fmt(r[k + "_ci_lo"]), fmt(r[k + "_ci_hi"]), r[k + "_ci_pct"])
+                 for k, label in SPREAD_KEYS if k + "_ci_lo" in r]
         if parts:
             print("  %s %s, %d runs: %s" % (r["scenario"], r["lru"], r["runs"], "; ".join(parts)))
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -17,9 +17,14 @@ set key inside top right
 col(first, set, k) = first + (word(set, k) eq "mglru" ? 0 : 1)
 name(set, k) = word(set, k) eq "mglru" ? "MGLRU" : "classic"
 colour(set, k) = word(set, k) eq "mglru" ? "#1f77b4" : "#ff7f0e"
-set title "victim p99 latency (us)"
+# Log axis: protected rows (tens of us) beside unprotected ones (hundreds of ms).
+set title "victim p99 latency (us, log scale, from when each round was due)"
+set logscale y
+set yrange [1:*]
 plot for [k = 1:words(lrus)] pivot using (column(col(2, lrus, k))):xtic(1) skip 1 \
 	title name(lrus, k) lc rgb colour(lrus, k)
+unset logscale y
+set yrange [0:*]
 set title "victim major faults"
 plot for [k = 1:words(lrus)] pivot using (column(col(4, lrus, k))):xtic(1) skip 1 \
 	title name(lrus, k) lc rgb colour(lrus, k)

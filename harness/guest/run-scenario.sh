@@ -8,10 +8,11 @@
 scenario_file=/rsslim/scenarios/$SCENARIO
 [ -f "$scenario_file" ] || { echo "# rsslim: no scenario '$SCENARIO' in the guest"; exit 2; }
 
-# Defaults a scenario file may override.
+# Defaults a scenario file may override. Every rsslim knob is off unless the
+# scenario turns it on: a row that does not say otherwise is today's Linux.
 VICTIM=server VICTIM_WSS=64M HOG_KIND=default HOG_LIMIT=none HOG_SIZE=300M HOG_PATTERN=seq
 HOG_PASSES='' HOGS=1 LIMIT_AFTER=5
-ENFORCE=1 SWAP_TOKEN=1 RSS_LIMIT='' TRIMD=''
+KERNEL=patched ENFORCE=0 SWAP_TOKEN=0 RSS_LIMIT='' TRIMD=''
 # shellcheck source=/dev/null
 . "$scenario_file"
 [ -n "$RSS_LIMIT" ] || RSS_LIMIT=$USER_RSS_LIMIT
@@ -39,11 +40,28 @@ classic) echo n >/sys/kernel/mm/lru_gen/enabled ;;
 esac
 [ -w /proc/sys/vm/rss_limit_enforce ] && echo "$ENFORCE" >/proc/sys/vm/rss_limit_enforce
 [ -w /proc/sys/vm/swap_token ] && echo "$SWAP_TOKEN" >/proc/sys/vm/swap_token
+# knob NAME FILE: the value the run had, "absent" on a kernel without it.
+knob() {
+	if [ -r "$2" ]; then
+		echo "knob $1=$(cat "$2")"
+	else
+		echo "knob $1=absent"
+	fi
+}
+# What the scenario asked for ("want") and what the guest had ("knob"): the
+# summary refuses a run where they differ (harness/summarize.py).
 {
 	echo "scenario=$SCENARIO lru=$LRU enforce=$ENFORCE rss_limit=$RSS_LIMIT duration=$DURATION"
 	echo "kernel=$(uname -r)"
-	sed 's/^/rss_limit_enforce=/' /proc/sys/vm/rss_limit_enforce 2>/dev/null
-	sed 's/^/lru_gen_enabled=/' /sys/kernel/mm/lru_gen/enabled
+	echo "want kernel=$KERNEL rss_limit_enforce=$ENFORCE swap_token=$SWAP_TOKEN lru_gen_enabled=$LRU"
+	knob rss_limit_enforce /proc/sys/vm/rss_limit_enforce
+	knob swap_token /proc/sys/vm/swap_token
+	knob swap_token_timeout_ms /proc/sys/vm/swap_token_timeout_ms
+	knob swap_token_idle_ms /proc/sys/vm/swap_token_idle_ms
+	knob lru_gen_enabled /sys/kernel/mm/lru_gen/enabled
+	knob transparent_hugepage /sys/kernel/mm/transparent_hugepage/enabled
+	knob swappiness /proc/sys/vm/swappiness
+	knob overcommit_memory /proc/sys/vm/overcommit_memory
 } >"$out/guest-settings.txt"
 sync
 echo 3 >/proc/sys/vm/drop_caches
