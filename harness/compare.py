@@ -12,6 +12,8 @@ import json
 import os
 import sys
 
+from summarize import fmt
+
 HEADLINES = [
     ("victim_majflt", "victim major faults"), ("victim_p99_us", "victim p99 us"),
     ("victim_p999_us", "victim p99.9 us"), ("victim_missed", "victim missed rounds"),
@@ -37,14 +39,6 @@ def load(arg):
         return path, {(r["scenario"], r["lru"]): r for r in data["scenarios"]}
     except (OSError, ValueError, KeyError, TypeError) as e:
         die("%s is not a bench summary: %s" % (summary, e))
-
-
-def fmt(v):
-    if v is None:
-        return "-"
-    if abs(v) >= 100 or v == int(v):
-        return "%.0f" % v
-    return "%.1f" % v
 
 
 def interval(row, key):

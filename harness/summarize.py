@@ -171,7 +171,7 @@ def summarise_dir(path):
     r["description"] = sc.get("DESCRIPTION", "")
     want, knobs = read_settings(os.path.join(path, "guest-settings.txt"))
     r["settings"] = knobs
-    r["settings_problems"] = settings_problems(want, knobs)
+    r["problems"] = settings_problems(want, knobs)
     victim_kind = sc.get("VICTIM", "server")
     victim = read_tsv(os.path.join(path, "victim.tsv"))
     if victim:
@@ -221,7 +221,7 @@ def summarise_dir(path):
     summarise_late_limit(path, r, victim_kind, vic_rows, hog_rows)
     need = num(sc.get("MIN_HOG_MAJFLT"))
     if need is not None and (r.get("hog_majflt") or 0) < need:
-        r["settings_problems"].append("the hogs did not thrash: %s major faults, the scenario needs %s"
+        r["problems"].append("the hogs did not thrash: %s major faults, the scenario needs %s"
                                       % (fmt(r.get("hog_majflt") or 0), fmt(need)))
     if hog_rows:
         r["hog_rss_mean_mib"] = statistics.mean(num(s["rss_kb"]) for s in hog_rows) / 1024
@@ -322,8 +322,8 @@ def main():
         if not r["complete"] or os.path.exists(os.path.join(path, "INCOMPLETE")):
             incomplete.append(name)
             continue
-        if r["settings_problems"]:
-            invalid[name] = r["settings_problems"]
+        if r["problems"]:
+            invalid[name] = r["problems"]
             continue
         groups.setdefault((scenario, lru), []).append(r)
 
@@ -334,7 +334,7 @@ def main():
                "kernel": runs[0]["settings"].get("kernel_release", ""),
                "settings": runs[0]["settings"]}
         keys = sorted({k for r in runs for k in r
-                       if k not in ("complete", "description", "settings", "settings_problems",
+                       if k not in ("complete", "description", "settings", "problems",
                                     "round_latencies")})
         for k in keys:
             vals = [r[k] for r in runs if r.get(k) is not None]
