@@ -17,9 +17,10 @@ from summarize import fmt
 HEADLINES = [
     ("victim_majflt", "victim major faults"), ("victim_p99_us", "victim p99 us"),
     ("victim_p999_us", "victim p99.9 us"), ("victim_missed", "victim missed rounds"),
+    ("victim_refill_p50_ms", "victim refill ms"),
     ("victim_rss_kept_pct", "victim kept %"), ("victim_resident_pct", "sleeper kept %"),
-    ("victim_kept_since_limit_pct", "kept since limit %"), ("hog_mib_s", "hog MiB/s"),
-    ("hogs_wall_s", "2 hogs s"), ("kernel_cpu_s", "kernel CPU s"),
+    ("victim_kept_since_limit_pct", "kept since limit %"), ("hog_kpages_s", "hog kpage/s"),
+    ("hog_melem_s", "sorting hog Melem/s"), ("hogs_wall_s", "2 hogs s"), ("kernel_cpu_s", "kernel CPU s"),
 ]
 
 

@@ -96,16 +96,24 @@ fi
 
 if [ -s "$run/summary.tsv" ]; then
 	pivot=$out/summary-pivot.tsv
-	awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	# Per scenario and LRU: each panel's value with the low and high end of
+	# its interval over the repeats (the value itself for a single run).
+	awk -F'\t' 'BEGIN { split("victim_p99_us victim_majflt hog_kpages_s", keys, " ") }
+		NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 		$(c["scenario"]) == "victim-alone" || $(c["scenario"]) ~ /^(idle|thrash)/ { next }
 		{ s = $(c["scenario"]); if (!(s in seen)) { seen[s] = 1; order[++n] = s }
-		  v[s, $(c["lru"]), "p99"] = $(c["victim_p99_us"]); v[s, $(c["lru"]), "f"] = $(c["victim_majflt"])
-		  v[s, $(c["lru"]), "h"] = $(c["hog_throughput_pct"]) }
+		  for (k = 1; k <= 3; k++) { key = keys[k]; x = $(c[key])
+		    lo = (key "_ci_lo") in c ? $(c[key "_ci_lo"]) : ""
+		    hi = (key "_ci_hi") in c ? $(c[key "_ci_hi"]) : ""
+		    v[s, $(c["lru"]), k] = g(x) "\t" g(lo == "" ? x : lo) "\t" g(hi == "" ? x : hi) } }
 		function g(x) { return x == "" ? "NaN" : x }
-		END { print "scenario\tp99_mglru\tp99_classic\tmajflt_mglru\tmajflt_classic\thog_mglru\thog_classic"
-		  for (i = 1; i <= n; i++) { s = order[i]
-		    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s, g(v[s, "mglru", "p99"]), g(v[s, "classic", "p99"]),
-		      g(v[s, "mglru", "f"]), g(v[s, "classic", "f"]), g(v[s, "mglru", "h"]), g(v[s, "classic", "h"]) } }' \
+		function get(s, l, k) { return (s, l, k) in v ? v[s, l, k] : "NaN\tNaN\tNaN" }
+		END { printf "scenario"
+		  for (k = 1; k <= 3; k++) for (l = 1; l <= 2; l++) printf "\t%s_%s\tlo\thi", keys[k], l == 1 ? "mglru" : "classic"
+		  print ""
+		  for (i = 1; i <= n; i++) { s = order[i]; printf "%s", s
+		    for (k = 1; k <= 3; k++) printf "\t%s\t%s", get(s, "mglru", k), get(s, "classic", k)
+		    print "" } }' \
 		"$run/summary.tsv" >"$pivot"
 	# Only when some scenario has a victim or hog figure to show.
 	if awk -F'\t' 'NR > 1 { for (i = 2; i <= NF; i++) if ($i != "NaN") found = 1 } END { exit !found }' "$pivot"; then
@@ -114,8 +122,10 @@ if [ -s "$run/summary.tsv" ]; then
 			awk -F'\t' -v m="$1" -v c="$2" 'NR > 1 { if ($m != "NaN") a = 1; if ($c != "NaN") b = 1 }
 				END { printf "%s%s", a ? "mglru " : "", b ? "classic" : "" }' "$pivot"
 		}
-		plot summary summary.gp "pivot='$pivot'; lrus='$(with_values 2 3)'; hog_lrus='$(with_values 6 7)'"
-		figures+=("summary:Victim p99, victim major faults and hog throughput by scenario")
+		majflt_max=$(awk -F'\t' 'NR > 1 { for (i = 8; i <= 13; i++) if ($i != "NaN" && $i > m) m = $i }
+			END { print m + 0 }' "$pivot")
+		plot summary summary.gp "pivot='$pivot'; lrus='$(with_values 2 5)'; hog_lrus='$(with_values 14 17)'; majflt_max=$majflt_max"
+		figures+=("summary:Victim p99, victim major faults and hog work by scenario, with the interval over repeats")
 	fi
 else
 	echo "error: $run has no summary.tsv (incomplete run?): summary figure skipped" >&2

@@ -183,13 +183,23 @@ def summarise_dir(path):
         else:
             for k in ("p50_us", "p99_us", "p999_us", "max_us", "missed", "rounds"):
                 r["victim_" + k] = num(v.get(k))
+            if victim_kind == "comego":
+                # How long the returning server took to get its memory back.
+                r["victim_refill_p50_ms"] = num(v.get("refill_p50_ms"))
+                r["victim_refill_max_ms"] = num(v.get("refill_max_ms"))
             r["victim_majflt"] = num(v.get("majflt"))
             rounds = read_tsv(os.path.join(path, "victim_rounds.tsv"))
             r["round_latencies"] = [x for x in (num(row.get("latency_us")) for row in rounds)
                                     if x is not None]
     hog = read_kv_line(os.path.join(path, "hog.tsv"), "# summary ")
     if hog:
-        r["hog_mib_s"] = num(hog.get("mib_s"))
+        # One unit per column: a seq or random hog touches pages, a sorting
+        # hog visits array elements.
+        per_s = num(hog.get("work_per_s"))
+        if per_s is not None and hog.get("work_unit") == "pages":
+            r["hog_kpages_s"] = per_s / 1e3
+        elif per_s is not None and hog.get("work_unit") == "elements":
+            r["hog_melem_s"] = per_s / 1e6
         r["hog_majflt"] = num(hog.get("majflt"))
         if num(hog.get("stime_ms")) is not None:
             r["hog_stime_s"] = num(hog.get("stime_ms")) / 1000
@@ -208,7 +218,8 @@ def summarise_dir(path):
         by_role.setdefault(s["role"], []).append(s)
     hog_rows = by_role.get("hog", [])
     vic_rows = by_role.get("victim", [])
-    if vic_rows and victim_kind != "idle":
+    # (A server that comes and goes gives its memory back on purpose.)
+    if vic_rows and victim_kind == "server":
         # Kept = mean RSS while the hog runs / the most it had before (its
         # whole working set once touched); without a hog, over the whole run.
         t0 = num(hog_rows[0]["t_ms"]) if hog_rows else num(vic_rows[-1]["t_ms"])
@@ -249,10 +260,11 @@ def summarise_dir(path):
 COLUMNS = [
     ("victim_p50_us", "p50 us"), ("victim_p99_us", "p99 us"), ("victim_p999_us", "p99.9 us"),
     ("victim_max_us", "max us"), ("victim_missed", "v.missed"), ("victim_p99_increase_pct", "p99 +%"),
-    ("victim_majflt", "v.majflt"), ("victim_rss_kept_pct", "v.kept %"),
+    ("victim_majflt", "v.majflt"), ("victim_refill_p50_ms", "refill ms"),
+    ("victim_refill_max_ms", "refill max ms"), ("victim_rss_kept_pct", "v.kept %"),
     ("victim_resident_pct", "v.resident %"), ("victim_retouch_ms", "retouch ms"),
     ("victim_rss_at_limit_kb", "v.kB@limit"), ("victim_kept_since_limit_pct", "v.kept since limit %"),
-    ("hog_mib_s", "hog MiB/s"), ("hog_throughput_pct", "hog %"), ("hog_majflt", "h.majflt"),
+    ("hog_kpages_s", "hog kpage/s"), ("hog_melem_s", "hog Melem/s"), ("hog_majflt", "h.majflt"),
     ("hogs_wall_s", "2 hogs s"), ("token_share_hog", "tok.hog %"), ("token_share_hog2", "tok.hog2 %"),
     ("token_share_victim", "tok.vic %"),
     ("pswpin", "swapins"), ("pswpout", "swapouts"),
@@ -351,13 +363,12 @@ def main():
         alone = index.get(("victim-alone", r["lru"]))
         if alone and alone.get("victim_p99_us") and r.get("victim_p99_us") is not None:
             r["victim_p99_increase_pct"] = 100.0 * (r["victim_p99_us"] / alone["victim_p99_us"] - 1)
-        unl = index.get(("hog-unlimited", r["lru"]))
-        if unl and unl.get("hog_mib_s") and r.get("hog_mib_s") is not None:
-            r["hog_throughput_pct"] = 100.0 * r["hog_mib_s"] / unl["hog_mib_s"]
 
     order = ["victim-alone", "hog-unlimited", "hog-rsslimit-stock", "hog-rsslimit-off", "hog-rsslimit",
              "hog-rsslimit-m1", "hog-rsslimit-m2", "hog-rsslimit-m3", "hog-rsslimit-pid-m1",
              "hog-rsslimit-pid-m2", "hog-rsslimit-pid-m3", "hog-memhigh", "hog-trimd",
+             "comego-stock", "comego-memhigh", "comego-rsslimit-m1", "comego-rsslimit-m2",
+             "comego-rsslimit-m3",
              "idle-2004-stock", "idle-2004-off", "idle-2004",
              "idle-2004-m1", "idle-2004-m2", "idle-2004-m3", "idle-2004-pid-m1", "idle-2004-pid-m2",
              "idle-2004-pid-m3", "idle-2004-trimd", "thrash-token", "thrash-token-off"]
@@ -402,9 +413,9 @@ def main():
                                          fmt(r["victim_kept_since_limit_pct"])))
 
     def hog_text(r):
-        if r.get("hog_throughput_pct") is None:
-            return "hog throughput not measured (a custom HOG command reports none)"
-        return "hog at %s%% of unlimited" % fmt(r["hog_throughput_pct"])
+        if r.get("hog_kpages_s") is None:
+            return "hog work not measured (a custom HOG command reports none)"
+        return "the hog touched %s thousand pages/s" % fmt(r["hog_kpages_s"])
 
     def cpu_text(r):
         """Where the CPU went: the whole guest kernel, the hog's own system time, rsstrimd."""
@@ -417,10 +428,13 @@ def main():
         return text
 
     for lru in ("mglru", "classic"):
-        unl = index.get(("hog-unlimited", lru))
+        # Today's Linux: a hog whose prlimit --rss stock 6.12 ignores, or one with no limit.
+        unl, what = index.get(("hog-rsslimit-stock", lru)), "under an ignored prlimit --rss on stock 6.12"
+        if not unl:
+            unl, what = index.get(("hog-unlimited", lru)), "with no limit"
         if unl and unl.get("victim_majflt") is not None:
-            print("%s: beside an unlimited hog the victim took %s major faults, p99 %s us." % (
-                lru, fmt(unl["victim_majflt"]), fmt(unl.get("victim_p99_us"))))
+            print("%s: beside a hog %s the victim took %s major faults, p99 %s us." % (
+                lru, what, fmt(unl["victim_majflt"]), fmt(unl.get("victim_p99_us"))))
             for label in sorted(k[0] for k in index if k[1] == lru and k[0].startswith("hog-rsslimit")):
                 r = index[(label, lru)]
                 cut = "" if not unl["victim_majflt"] else " (%+.0f%%)" % (
@@ -440,10 +454,29 @@ def main():
             for label in idle:
                 r = index[(label, lru)]
                 print("  %s: the sleeper kept %s%% of its memory%s; re-touching took %s ms, %s major faults; "
-                      "the limited hog ran at %s MiB/s%s." % (
+                      "the sorting hog visited %s million elements/s%s." % (
                           mode_text(label), fmt(r.get("victim_resident_pct")), late_text(r),
                           fmt(r.get("victim_retouch_ms")), fmt(r.get("victim_majflt")),
-                          fmt(r.get("hog_mib_s")), cpu_text(r)))
+                          fmt(r.get("hog_melem_s")), cpu_text(r)))
+    for lru in ("mglru", "classic"):
+        come = [(label, index[(label, lru)]) for label in
+                ("comego-stock", "comego-memhigh", "comego-rsslimit-m1", "comego-rsslimit-m2",
+                 "comego-rsslimit-m3") if (label, lru) in index]
+        if come:
+            print("%s: a server that comes and goes beside a hog that fits only while it is away:" % lru)
+            high = index.get(("comego-memhigh", lru))
+            for label, r in come:
+                what = {"comego-stock": "stock 6.12 (limit ignored)",
+                        "comego-memhigh": "memory.high on stock 6.12"}.get(label, "prlimit --rss, " + mode_text(label))
+                ratio = ""
+                if label.startswith("comego-rsslimit") and high and high.get("hog_kpages_s") and \
+                        r.get("hog_kpages_s") is not None:
+                    ratio = " (%.1fx the work under memory.high)" % (r["hog_kpages_s"] / high["hog_kpages_s"])
+                print("  %s: p99 %s us, %s missed rounds, refill %s ms (max %s), %s major faults; "
+                      "the hog touched %s thousand pages/s%s." % (
+                          what, fmt(r.get("victim_p99_us")), fmt(r.get("victim_missed")),
+                          fmt(r.get("victim_refill_p50_ms")), fmt(r.get("victim_refill_max_ms")),
+                          fmt(r.get("victim_majflt")), fmt(r.get("hog_kpages_s")), ratio))
     for lru in ("mglru", "classic"):
         on, off = index.get(("thrash-token", lru)), index.get(("thrash-token-off", lru))
         if on and off and on.get("hogs_wall_s") and off.get("hogs_wall_s"):
@@ -459,8 +492,10 @@ def main():
 
 
 SPREAD_KEYS = [("victim_majflt", "victim major faults"), ("victim_p99_us", "p99 us"),
-               ("victim_missed", "missed rounds"), ("victim_resident_pct", "sleeper kept %"),
-               ("victim_kept_since_limit_pct", "victim kept since the limit %"), ("hog_mib_s", "hog MiB/s"),
+               ("victim_missed", "missed rounds"), ("victim_refill_p50_ms", "refill ms"),
+               ("victim_resident_pct", "sleeper kept %"),
+               ("victim_kept_since_limit_pct", "victim kept since the limit %"),
+               ("hog_kpages_s", "hog kpage/s"), ("hog_melem_s", "sorting hog Melem/s"),
                ("hogs_wall_s", "2 hogs s")]
 
 

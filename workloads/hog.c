@@ -4,6 +4,11 @@
  * shmem or a file), touches all of it, then keeps touching it in a pattern
  * (sequential, random, or sorting a big array like the old qsbench) for a
  * duration or a fixed number of passes, and reports progress as TSV.
+ *
+ * Work has one unit per pattern, so a rate never mixes two: seq and random
+ * count pages touched (the first-touch pass included), sort counts array
+ * elements visited (written by the fill, scanned by a partition or by the
+ * final insertion sorts).
  */
 #include "wl.h"
 
@@ -42,7 +47,7 @@ struct hog {
 	int fd;
 	bool created_file;
 	uint64_t start_ns, deadline_ns, next_report_ns;
-	uint64_t touched, last_report_touched, last_report_ns;
+	uint64_t work, last_report_work, last_report_ns;
 	uint64_t passes_done;
 	uint64_t rng;
 	unsigned long sink;
@@ -68,14 +73,15 @@ static void usage(FILE *f)
 		"  --pattern PAT      seq (default), random, or sort (qsbench-like sorting)\n"
 		"  --duration SECS    stop after this long (default 30 s unless --passes)\n"
 		"  --passes N         stop after N passes over the memory (fixed work)\n"
-		"  --rate MIB/S       pace touching to this many MiB/s\n"
+		"  --rate MIB/S       pace touching to this many MiB/s (seq and random)\n"
 		"  --write            write to the pages it touches (default)\n"
 		"  --read-only        only read them after the first touch\n"
 		"  --interval TIME    report interval, e.g. 1s or 500ms (default 1s)\n"
 		"  --name NAME        process name for ps and traces (default hog)\n"
 		"  --seed N           random seed (default 1)\n"
 		"  --help             this text\n"
-		"Output: TSV lines t_s mib_touched mib_s majflt minflt rss_kb, then\n"
+		"Output: '# work_unit=pages' (seq, random) or '# work_unit=elements'\n"
+		"(sort), TSV lines t_s work work_per_s majflt minflt rss_kb, then\n"
 		"'# summary key=value ...'. SIGTERM/SIGINT stop it with the summary.\n");
 }
 
@@ -188,6 +194,13 @@ static void parse_args(int argc, char **argv, struct hog_opts *o)
 		die_usage("unexpected argument", argv[optind]);
 	if (!o->duration_ns && !o->passes)
 		o->duration_ns = 30ull * 1000000000ull;
+	if (o->rate_mib_s > 0 && o->pattern == PAT_SORT)
+		die_usage("--rate paces page touches; --pattern sort has none", NULL);
+}
+
+static const char *work_unit(const struct hog *h)
+{
+	return h->o.pattern == PAT_SORT ? "elements" : "pages";
 }
 
 static void map_memory(struct hog *h)
@@ -225,15 +238,14 @@ static void report(struct hog *h, uint64_t now)
 {
 	struct wl_self s = { 0 };
 	double dt = (double)(now - h->last_report_ns) / 1e9;
-	double mib = (double)h->touched / 1048576.0;
-	double rate = dt > 0 ? (double)(h->touched - h->last_report_touched) / 1048576.0 / dt : 0;
+	double rate = dt > 0 ? (double)(h->work - h->last_report_work) / dt : 0;
 
 	wl_read_self(&s);
-	printf("%.3f\t%.1f\t%.1f\t%llu\t%llu\t%llu\n", (double)(now - h->start_ns) / 1e9, mib,
-	       rate, (unsigned long long)s.majflt, (unsigned long long)s.minflt,
-	       (unsigned long long)s.rss_kb);
+	printf("%.3f\t%llu\t%.0f\t%llu\t%llu\t%llu\n", (double)(now - h->start_ns) / 1e9,
+	       (unsigned long long)h->work, rate, (unsigned long long)s.majflt,
+	       (unsigned long long)s.minflt, (unsigned long long)s.rss_kb);
 	h->last_report_ns = now;
-	h->last_report_touched = h->touched;
+	h->last_report_work = h->work;
 	h->next_report_ns = now + h->o.interval_ns;
 }
 
@@ -251,7 +263,7 @@ static bool checkpoint(struct hog *h)
 		report(h, now);
 	if (h->o.rate_mib_s > 0) {
 		uint64_t due = h->start_ns +
-			(uint64_t)((double)h->touched / (h->o.rate_mib_s * 1048576.0) * 1e9);
+			(uint64_t)((double)(h->work * h->page) / (h->o.rate_mib_s * 1048576.0) * 1e9);
 
 		if (due > now) {
 			if (h->deadline_ns && due > h->deadline_ns)
@@ -279,7 +291,7 @@ static bool touch_pass(struct hog *h, bool random_order)
 		size_t p = random_order ? (size_t)(wl_rand(&h->rng) % pages) : i;
 
 		touch_page(h, p * h->page);
-		h->touched += h->page;
+		h->work++;
 		if ((i & 63) == 63 && checkpoint(h))
 			return false;
 	}
@@ -304,13 +316,13 @@ static bool sort_u32(struct hog *h, uint32_t *a, size_t n)
 	/* Signed indices: Hoare partitioning may step j to lo - 1. */
 	struct { long lo, hi; } stack[128];
 	long lo = 0, hi = (long)n - 1;
-	size_t depth = 0, work = 0;
+	size_t depth = 0, steps = 0;
 
 	if (n < 2)
 		return true;
 	for (;;) {
 		while (hi > lo + 16) {
-			long mid = lo + (hi - lo) / 2, i = lo, j = hi;
+			long mid = lo + (hi - lo) / 2, i = lo, j = hi, counted = 0;
 			uint32_t pivot;
 
 			if (a[mid] < a[lo])
@@ -330,13 +342,18 @@ static bool sort_u32(struct hog *h, uint32_t *a, size_t n)
 					i++;
 					j--;
 				}
-				if (++work == 4096) {
-					work = 0;
-					h->touched += 4096 * 2 * sizeof(uint32_t);
+				if (++steps == 4096) {
+					/* i and j have scanned lo..i and j..hi so far. */
+					long scanned = (i - lo) + (hi - j);
+
+					steps = 0;
+					h->work += (uint64_t)(scanned - counted);
+					counted = scanned;
 					if (checkpoint(h))
 						return false;
 				}
 			}
+			h->work += (uint64_t)((i - lo) + (hi - j) - counted);
 			/* Recurse (via the stack) into the larger side later. */
 			if (j - lo < hi - i) {
 				stack[depth].lo = i;
@@ -349,6 +366,7 @@ static bool sort_u32(struct hog *h, uint32_t *a, size_t n)
 			}
 			depth++;
 		}
+		h->work += (uint64_t)(hi - lo + 1);
 		for (long k = lo + 1; k <= hi; k++) {
 			uint32_t v = a[k];
 			long m = k;
@@ -373,11 +391,12 @@ static bool sort_pass(struct hog *h)
 	for (size_t i = 0; i < n; i++) {
 		a[i] = (uint32_t)wl_rand(&h->rng);
 		if ((i & 16383) == 16383) {
-			h->touched += 16384 * sizeof(uint32_t);
+			h->work += 16384;
 			if (checkpoint(h))
 				return false;
 		}
 	}
+	h->work += n & 16383;
 	if (!sort_u32(h, a, n))
 		return false;
 	for (size_t i = 1; i < n; i++) {
@@ -408,16 +427,20 @@ int main(int argc, char **argv)
 	h.rng = h.o.seed * 0x9E3779B97F4A7C15ULL + 1;
 	map_memory(&h);
 
-	printf("t_s\tmib_touched\tmib_s\tmajflt\tminflt\trss_kb\n");
+	printf("# work_unit=%s\n", work_unit(&h));
+	printf("t_s\twork\twork_per_s\tmajflt\tminflt\trss_kb\n");
 	h.start_ns = h.last_report_ns = wl_now_ns();
 	h.next_report_ns = h.start_ns + h.o.interval_ns;
 	if (h.o.duration_ns)
 		h.deadline_ns = h.start_ns + h.o.duration_ns;
 
-	/* The first touch always writes, so every page is really allocated. */
-	for (size_t off = 0; off < h.o.size && !done; off += h.page) {
+	/*
+	 * The first touch always writes, so every page is really allocated
+	 * (sort's fill writes every element, so it needs none).
+	 */
+	for (size_t off = 0; h.o.pattern != PAT_SORT && off < h.o.size && !done; off += h.page) {
 		h.mem[off] = 1;
-		h.touched += h.page;
+		h.work++;
 		if (((off / h.page) & 63) == 63)
 			done = checkpoint(&h);
 	}
@@ -445,9 +468,9 @@ int main(int argc, char **argv)
 	report(&h, end);
 	wl_read_self(&s);
 	wall = (double)(end - h.start_ns) / 1e9;
-	printf("# summary wall_s=%.3f mib_touched=%.1f mib_s=%.1f passes=%llu majflt=%llu "
+	printf("# summary wall_s=%.3f work=%llu work_unit=%s work_per_s=%.0f passes=%llu majflt=%llu "
 	       "minflt=%llu rss_kb=%llu utime_ms=%llu stime_ms=%llu stopped=%s\n", wall,
-	       (double)h.touched / 1048576.0, wall > 0 ? (double)h.touched / 1048576.0 / wall : 0,
+	       (unsigned long long)h.work, work_unit(&h), wall > 0 ? (double)h.work / wall : 0,
 	       (unsigned long long)h.passes_done, (unsigned long long)s.majflt,
 	       (unsigned long long)s.minflt, (unsigned long long)s.rss_kb,
 	       (unsigned long long)s.utime_ms, (unsigned long long)s.stime_ms, why);

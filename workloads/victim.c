@@ -4,7 +4,10 @@
  *
  * server mode: every --period a round is due; it touches --touch random
  * pages of its working set (or all of them) and records the round's latency
- * from when it was due, and its service time (the touch alone).
+ * from when it was due, and its service time (the touch alone). With --away,
+ * it comes and goes: after every --busy of rounds it gives its working set
+ * back (MADV_DONTNEED), sleeps --away, then fills it again and serves on;
+ * the refill is timed on its own and the rounds are due from its end.
  * idle mode: Andrew Morton's 2004 test. Touch everything, sleep, then
  * measure how much is still resident and what re-touching it costs.
  */
@@ -27,6 +30,7 @@ struct victim_opts {
 	uint64_t touch_pages;	/* 0: all of them */
 	uint64_t duration_ns;	/* 0: until SIGTERM */
 	uint64_t sleep_ns;
+	uint64_t busy_ns, away_ns;	/* away 0: always there */
 	const char *log_path;
 	const char *name;
 	uint64_t seed;
@@ -66,16 +70,20 @@ static void usage(FILE *f)
 		"  --duration SECS   server: stop after this long (default: until SIGTERM)\n"
 		"  --sleep TIME      idle: sleep this long before the re-touch (default 20s;\n"
 		"                    SIGUSR1 ends the sleep early)\n"
+		"  --busy TIME       server: with --away, serve this long between absences\n"
+		"                    (default 3s)\n"
+		"  --away TIME       server: then free the working set for this long, and\n"
+		"                    refill it on return (default 0: never away)\n"
 		"  --log FILE        server: per-round log with a header\n"
 		"                    (due_ms latency_us service_us majflt)\n"
 		"  --name NAME       process name for ps and traces (default victim)\n"
 		"  --seed N          random seed (default 1)\n"
 		"  --help            this text\n"
 		"Output (TSV with a header): server: rounds missed p50_us p90_us p99_us\n"
-		"p999_us max_us majflt service_p50_us service_p99_us service_max_us, where\n"
-		"latency runs from when a round was due and missed counts rounds that\n"
-		"started a period or more late; idle: wss_kb resident_pct retouch_ms\n"
-		"retouch_majflt.\n");
+		"p999_us max_us majflt service_p50_us service_p99_us service_max_us\n"
+		"refills refill_p50_ms refill_max_ms, where latency runs from when a round\n"
+		"was due and missed counts rounds that started a period or more late;\n"
+		"idle: wss_kb resident_pct retouch_ms retouch_majflt.\n");
 }
 
 static void die_usage(const char *what, const char *value)
@@ -86,8 +94,8 @@ static void die_usage(const char *what, const char *value)
 
 static void parse_args(int argc, char **argv, struct victim_opts *o)
 {
-	enum { O_WSS = 256, O_MODE, O_PERIOD, O_TOUCH, O_DURATION, O_SLEEP, O_LOG,
-	       O_NAME, O_SEED, O_HELP };
+	enum { O_WSS = 256, O_MODE, O_PERIOD, O_TOUCH, O_DURATION, O_SLEEP, O_BUSY, O_AWAY,
+	       O_LOG, O_NAME, O_SEED, O_HELP };
 	static const struct option longopts[] = {
 		{ "wss", required_argument, NULL, O_WSS },
 		{ "mode", required_argument, NULL, O_MODE },
@@ -95,6 +103,8 @@ static void parse_args(int argc, char **argv, struct victim_opts *o)
 		{ "touch", required_argument, NULL, O_TOUCH },
 		{ "duration", required_argument, NULL, O_DURATION },
 		{ "sleep", required_argument, NULL, O_SLEEP },
+		{ "busy", required_argument, NULL, O_BUSY },
+		{ "away", required_argument, NULL, O_AWAY },
 		{ "log", required_argument, NULL, O_LOG },
 		{ "name", required_argument, NULL, O_NAME },
 		{ "seed", required_argument, NULL, O_SEED },
@@ -106,7 +116,8 @@ static void parse_args(int argc, char **argv, struct victim_opts *o)
 
 	*o = (struct victim_opts){
 		.wss = 64ull << 20, .mode = MODE_SERVER, .period_ns = 10000000ull,
-		.touch_pages = 16, .sleep_ns = 20000000000ull, .name = "victim", .seed = 1,
+		.touch_pages = 16, .sleep_ns = 20000000000ull, .busy_ns = 3000000000ull,
+		.name = "victim", .seed = 1,
 	};
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -145,6 +156,14 @@ static void parse_args(int argc, char **argv, struct victim_opts *o)
 			if (wl_parse_duration_ns(optarg, &o->sleep_ns))
 				die_usage("--sleep must be a time such as 20s", optarg);
 			break;
+		case O_BUSY:
+			if (wl_parse_duration_ns(optarg, &o->busy_ns) || o->busy_ns < 10000000ull)
+				die_usage("--busy must be at least 10ms", optarg);
+			break;
+		case O_AWAY:
+			if (wl_parse_duration_ns(optarg, &o->away_ns))
+				die_usage("--away must be a time such as 3s", optarg);
+			break;
 		case O_LOG:
 			o->log_path = optarg;
 			break;
@@ -164,6 +183,8 @@ static void parse_args(int argc, char **argv, struct victim_opts *o)
 	}
 	if (optind < argc)
 		die_usage("unexpected argument", argv[optind]);
+	if (o->away_ns && o->mode != MODE_SERVER)
+		die_usage("--away is for server mode", NULL);
 }
 
 static uint64_t majflt_now(void)
@@ -181,6 +202,30 @@ static void touch_all(struct victim *v)
 }
 
 /*
+ * Away: give the working set back, sleep until back_ns (or a stop), then
+ * fill it again. Returns how long the refill took; 0 if stopped while away.
+ */
+static uint64_t go_away(struct victim *v, uint64_t back_ns)
+{
+	uint64_t t0;
+
+	if (madvise(v->mem, v->pages * v->page, MADV_DONTNEED)) {
+		fprintf(stderr, "victim: madvise(MADV_DONTNEED): %s\n", strerror(errno));
+		exit(1);
+	}
+	while (!stop_requested && wl_now_ns() < back_ns) {
+		uint64_t next = wl_now_ns() + 100000000ull;
+
+		wl_sleep_until_ns(next < back_ns ? next : back_ns);
+	}
+	if (stop_requested)
+		return 0;
+	t0 = wl_now_ns();
+	touch_all(v);
+	return wl_now_ns() - t0;
+}
+
+/*
  * Open loop: round k is due at start + k * period whatever happened to the
  * rounds before it, and its latency runs from when it was due. A stall of
  * one second at a 10 ms period thus shows as 100 late rounds with latencies
@@ -191,15 +236,29 @@ static void touch_all(struct victim *v)
 static void run_server(struct victim *v)
 {
 	/* 30 KiB each: keep them off the stack */
-	static struct wl_hist latency, service;
+	static struct wl_hist latency, service, refill;
 	uint64_t start = wl_now_ns(), due = start, rounds = 0, late = 0;
+	uint64_t busy_end = start + v->o.busy_ns;
 	uint64_t majflt0 = majflt_now();
 
 	wl_hist_init(&latency);
 	wl_hist_init(&service);
+	wl_hist_init(&refill);
 	while (!stop_requested) {
 		uint64_t t0, t1, n = v->o.touch_pages ? v->o.touch_pages : v->pages;
 
+		if (v->o.away_ns && due >= busy_end) {
+			uint64_t back = busy_end + v->o.away_ns, took;
+
+			if (v->o.duration_ns && back - start >= v->o.duration_ns)
+				break;
+			took = go_away(v, back);
+			if (stop_requested)
+				break;
+			wl_hist_add(&refill, took);
+			due = wl_now_ns();
+			busy_end = due + v->o.busy_ns;
+		}
 		wl_sleep_until_ns(due);
 		if (stop_requested)
 			break;
@@ -224,14 +283,16 @@ static void run_server(struct victim *v)
 		if (v->o.duration_ns && due - start >= v->o.duration_ns)
 			break;
 	}
-	printf("rounds\tmissed\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\tmajflt\tservice_p50_us\tservice_p99_us\tservice_max_us\n");
-	printf("%llu\t%llu\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%llu\t%.1f\t%.1f\t%.1f\n",
+	printf("rounds\tmissed\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\tmajflt\tservice_p50_us\t"
+	       "service_p99_us\tservice_max_us\trefills\trefill_p50_ms\trefill_max_ms\n");
+	printf("%llu\t%llu\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%llu\t%.1f\t%.1f\t%.1f\t%llu\t%.1f\t%.1f\n",
 	       (unsigned long long)rounds, (unsigned long long)late,
 	       wl_hist_percentile(&latency, 50) / 1e3, wl_hist_percentile(&latency, 90) / 1e3,
 	       wl_hist_percentile(&latency, 99) / 1e3, wl_hist_percentile(&latency, 99.9) / 1e3,
 	       latency.max / 1e3 * (latency.n > 0), (unsigned long long)(majflt_now() - majflt0),
 	       wl_hist_percentile(&service, 50) / 1e3, wl_hist_percentile(&service, 99) / 1e3,
-	       service.max / 1e3 * (service.n > 0));
+	       service.max / 1e3 * (service.n > 0), (unsigned long long)refill.n,
+	       wl_hist_percentile(&refill, 50) / 1e6, refill.max / 1e6 * (refill.n > 0));
 }
 
 static void run_idle(struct victim *v)

@@ -10,7 +10,7 @@ scenario_file=/rsslim/scenarios/$SCENARIO
 
 # Defaults a scenario file may override. Every rsslim knob is off unless the
 # scenario turns it on: a row that does not say otherwise is today's Linux.
-VICTIM=server VICTIM_WSS=64M HOG_KIND=default HOG_LIMIT=none HOG_SIZE=300M HOG_PATTERN=seq
+VICTIM=server VICTIM_WSS=64M VICTIM_BUSY=2s VICTIM_AWAY=2s HOG_KIND=default HOG_LIMIT=none HOG_SIZE=300M HOG_PATTERN=seq
 HOG_PASSES='' HOGS=1 LIMIT_AFTER=5
 KERNEL=patched ENFORCE=0 SWAP_TOKEN=0 RSS_LIMIT='' TRIMD=''
 # shellcheck source=/dev/null
@@ -90,6 +90,13 @@ victim_pid=
 case $VICTIM in
 server)
 	victim --wss "$VICTIM_WSS" --mode server --period 10ms --touch 16 --duration "$DURATION" \
+		--log "$out/victim_rounds.tsv" >"$out/victim.tsv" 2>&1 &
+	victim_pid=$!
+	;;
+comego)
+	# A server that comes and goes: while it is away its memory is free.
+	victim --wss "$VICTIM_WSS" --mode server --period 10ms --touch 16 --duration "$DURATION" \
+		--busy "$VICTIM_BUSY" --away "$VICTIM_AWAY" \
 		--log "$out/victim_rounds.tsv" >"$out/victim.tsv" 2>&1 &
 	victim_pid=$!
 	;;

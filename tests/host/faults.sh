@@ -72,7 +72,7 @@ result $rc "results disk full: detected, one error line, non-zero exit"
 # (Scenarios of the patched kernel only, with its knobs off: this test must
 # not build the stock kernel.)
 rc=0
-if RESULTS_DIR=$results SCENARIOS=hog-rsslimit-off LRU=mglru DURATION=15 SWAP=64M \
+if RESULTS_DIR=$results SCENARIOS=hog-rsslimit-off LRU=mglru REPEAT=1 DURATION=15 SWAP=64M \
 	HOG='hog --size 300M' harness/bench.sh >"$tmp/oom.out" 2>"$tmp/oom.err"; then
 	rc=1
 fi
@@ -101,7 +101,7 @@ rc=0
 # of a script, SIGINT is ignored from the start, and a shell cannot trap a
 # signal it inherited ignored: the bench would never see this Ctrl-C.
 set -m
-RESULTS_DIR=$results SCENARIOS=hog-rsslimit-off LRU=mglru DURATION=60 \
+RESULTS_DIR=$results SCENARIOS=hog-rsslimit-off LRU=mglru REPEAT=1 DURATION=60 \
 	env --default-signal=INT harness/bench.sh >"$tmp/int.out" 2>"$tmp/int.err" &
 bench=$!
 set +m

@@ -13,11 +13,14 @@ cp -r tests/fixtures/run-small "$tmp/run"
 rc=0
 python3 harness/summarize.py "$tmp/run" >"$tmp/report" || rc=1
 awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-	$1 == "hog-unlimited" && $2 == "mglru" { u = $(c["hog_throughput_pct"]) }
-	$1 == "hog-rsslimit-m2" && $2 == "mglru" { l = $(c["hog_throughput_pct"]) }
-	END { exit !(u == 100 && l == 60) }' "$tmp/run/summary.tsv" || rc=1
+	$1 == "hog-unlimited" && $2 == "mglru" { u = $(c["hog_kpages_s"]) }
+	$1 == "hog-rsslimit-m2" && $2 == "mglru" { l = $(c["hog_kpages_s"]); e = $(c["hog_melem_s"]) }
+	$1 == "idle-2004-m2" && $2 == "mglru" { s = $(c["hog_melem_s"]) }
+	END { exit !(u == 25.6 && l == 15.36 && e == "" && s == 26.214) }' "$tmp/run/summary.tsv" || rc=1
 grep -q "patched kernel, knobs off: the sleeper kept 27% of its memory" "$tmp/report" || rc=1
-result $rc "summary: table, relative throughput and the 2004 sentence from the fixture"
+grep -q "the sorting hog visited 26.2 million elements/s" "$tmp/report" || rc=1
+! grep -q "  hog %\|of unlimited" "$tmp/report" || rc=1
+result $rc "summary: hog work in one unit per column (pages/s, sort elements/s), the 2004 sentence"
 
 # A limit given to the running hog (limit.tsv): judged from when prlimit
 # returned, 80000 kB in the fixture, of which the sleeper's last sample while

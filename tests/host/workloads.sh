@@ -6,7 +6,7 @@ cd "$(dirname "$0")/../.."
 bin=build/bin
 # shellcheck source=tests/host/tap-lib.sh
 . "tests/host/tap-lib.sh"
-tap_start 10
+tap_start 12
 # rejects PROGRAM ARGS...: exit 2 and exactly one line on stderr.
 rejects() {
 	local rc=0 lines
@@ -28,13 +28,15 @@ all_rejected() {
 
 hog_rejects_bad_input() {
 	all_rejected hog "--size 0" "--size 12Q" "--size -5M" "--size 99999999999T" "--bogus" \
-		"--size" "--mode disk" "--pattern zigzag" "--duration 0" "--passes -1" "--rate 0" "extra"
+		"--size" "--mode disk" "--pattern zigzag" "--duration 0" "--passes -1" "--rate 0" "extra" \
+		"--pattern sort --rate 5"
 }
 check "hog refuses bad input with one line and exit 2" hog_rejects_bad_input
 
 victim_rejects_bad_input() {
 	all_rejected victim "--wss 0" "--wss 12Q" "--wss -5M" "--wss 99999999999T" "--bogus" \
-		"--mode busy" "--period 0" "--touch 0" "--duration 0"
+		"--mode busy" "--period 0" "--touch 0" "--duration 0" "--busy 1ms" "--away soon" \
+		"--mode idle --away 1s"
 }
 check "victim refuses bad input with one line and exit 2" victim_rejects_bad_input
 
@@ -46,7 +48,8 @@ check "hog --mode file with an uncreatable path fails cleanly and creates nothin
 
 hog_tsv() {
 	"$bin/hog" --size 8M --duration 1 --interval 200ms >"$tmp/hog.tsv"
-	awk -F'\t' 'NR == 1 { ok = ($1 == "t_s" && NF == 6); next }
+	awk -F'\t' 'NR == 1 { ok = ($0 == "# work_unit=pages"); next }
+		NR == 2 { ok = ok && ($1 == "t_s" && $2 == "work" && NF == 6); next }
 		/^# summary / { summary = 1; next }
 		NF != 6 { ok = 0 }
 		{ rows++ }
@@ -59,6 +62,21 @@ hog_sort_passes() {
 	grep -q '^# summary .*passes=2 .*stopped=passes' "$tmp/sort.tsv"
 }
 check "hog --pattern sort completes a fixed number of passes (sorted, checked)" hog_sort_passes
+
+# Work has one unit per pattern: pages touched for seq (the first touch
+# included: 1024 pages + 2 passes of 1024), elements visited for sort (about
+# n log2 n for a quicksort of n elements, n = 1 Mi here).
+hog_work_units() {
+	"$bin/hog" --size 4M --passes 2 >"$tmp/seq.tsv"
+	grep -q '^# summary .* work=3072 work_unit=pages ' "$tmp/seq.tsv" || return 1
+	"$bin/hog" --size 4M --pattern sort --passes 1 >"$tmp/sort1.tsv"
+	awk '/^# summary / {
+		for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		n = 1048576; nlog = n * 20
+		exit !(v["work_unit"] == "elements" && v["work"] >= nlog * 0.75 && v["work"] <= nlog * 2) }' \
+		"$tmp/sort1.tsv"
+}
+check "hog counts work in pages touched (seq) and elements visited (sort)" hog_work_units
 
 hog_file_removed() {
 	"$bin/hog" --size 4M --mode file --file "$tmp/hog.data" --duration 0.3 >/dev/null
@@ -86,6 +104,26 @@ victim_server() {
 	[ "$(wc -l <"$tmp/rounds.tsv")" -ge 50 ]
 }
 check "victim server mode reports ordered percentiles and a per-round log" victim_server
+
+# A victim that comes and goes gives its working set back while away (RSS
+# well under half of it, sampled in the middle of the absence), refills it on
+# return, and has no rounds due while away.
+victim_away() {
+	local pid rss
+	"$bin/victim" --wss 16M --period 5ms --busy 300ms --away 800ms --duration 1.5 \
+		--log "$tmp/away-rounds.tsv" >"$tmp/away.tsv" &
+	pid=$!
+	sleep 0.7
+	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
+	wait "$pid"
+	echo "# RSS while away: $rss kB of 16384"
+	[ "$rss" -lt 8192 ] || return 1
+	awk -F'\t' '/^#/ { next } ++rows == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		{ exit !($(c["refills"]) == 1 && $(c["refill_max_ms"]) > 0) }' "$tmp/away.tsv" || return 1
+	awk -F'\t' 'NR > 2 && $1 - prev >= 750 { gap = 1 } NR > 1 { prev = $1 } END { exit !gap }' \
+		"$tmp/away-rounds.tsv"
+}
+check "victim --away frees its working set while away, refills it, and has no rounds due meanwhile" victim_away
 
 # A victim stopped for 300 ms at a 5 ms period owes about 60 rounds: each is
 # late and its latency counts from when it was due, so the stall shows in
