@@ -11,7 +11,7 @@ scenario_file=/rsslim/scenarios/$SCENARIO
 # Defaults a scenario file may override. Every rsslim knob is off unless the
 # scenario turns it on: a row that does not say otherwise is today's Linux.
 VICTIM=server VICTIM_WSS=64M VICTIM_BUSY=2s VICTIM_AWAY=2s HOG_KIND=default HOG_LIMIT=none HOG_SIZE=300M HOG_PATTERN=seq
-HOG_PASSES='' HOGS=1 LIMIT_AFTER=5
+HOG_PASSES='' HOGS=1 LIMIT_AFTER=5 VICTIM_PROTECT=''
 KERNEL=patched ENFORCE=0 SWAP_TOKEN=0 RSS_LIMIT='' TRIMD=''
 # shellcheck source=/dev/null
 . "$scenario_file"
@@ -85,23 +85,47 @@ if [ "${SAMPLE_INTERVAL:-100ms}" != 0 ]; then
 	sampler_pid=$!
 fi
 
+# in_cgroup GROUP COMMAND...: become COMMAND, in the existing cgroup v2
+# group GROUP. Only in the background (it execs), where $! is then
+# COMMAND's own pid, as the sampler and the signals sent to it need.
+in_cgroup() {
+	group=$1
+	shift
+	exec sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "/sys/fs/cgroup/$group" "$@"
+}
+
+# start_victim ARGS...: become the victim (in the background, as
+# in_cgroup), in a group whose memory.low or
+# memory.min covers its working set when the scenario protects it that way
+# (VICTIM_PROTECT=low|min; 16 MiB more for its binary and page tables).
+start_victim() {
+	if [ -n "$VICTIM_PROTECT" ]; then
+		mkdir -p /sys/fs/cgroup/victim
+		echo $(($(size_bytes "$VICTIM_WSS") + 16 * 1024 * 1024)) \
+			>"/sys/fs/cgroup/victim/memory.$VICTIM_PROTECT"
+		in_cgroup victim victim "$@"
+	else
+		exec victim "$@"
+	fi
+}
+
 # Victim first; the hog starts once the victim's memory is all touched.
 victim_pid=
 case $VICTIM in
 server)
-	victim --wss "$VICTIM_WSS" --mode server --period 10ms --touch 16 --duration "$DURATION" \
+	start_victim --wss "$VICTIM_WSS" --mode server --period 10ms --touch 16 --duration "$DURATION" \
 		--log "$out/victim_rounds.tsv" >"$out/victim.tsv" 2>&1 &
 	victim_pid=$!
 	;;
 comego)
 	# A server that comes and goes: while it is away its memory is free.
-	victim --wss "$VICTIM_WSS" --mode server --period 10ms --touch 16 --duration "$DURATION" \
+	start_victim --wss "$VICTIM_WSS" --mode server --period 10ms --touch 16 --duration "$DURATION" \
 		--busy "$VICTIM_BUSY" --away "$VICTIM_AWAY" \
 		--log "$out/victim_rounds.tsv" >"$out/victim.tsv" 2>&1 &
 	victim_pid=$!
 	;;
 idle)
-	victim --wss "$VICTIM_WSS" --mode idle --sleep $((DURATION * 3)) >"$out/victim.tsv" 2>&1 &
+	start_victim --wss "$VICTIM_WSS" --mode idle --sleep $((DURATION * 3)) >"$out/victim.tsv" 2>&1 &
 	victim_pid=$!
 	;;
 esac
@@ -144,7 +168,7 @@ start_hog() {
 	memhigh)
 		mkdir -p /sys/fs/cgroup/hog
 		echo "$limit_bytes" >/sys/fs/cgroup/hog/memory.high
-		sh -c 'echo $$ >/sys/fs/cgroup/hog/cgroup.procs && exec "$@"' sh "$@" >"$out/$role.tsv" 2>&1 &
+		in_cgroup hog "$@" >"$out/$role.tsv" 2>&1 &
 		;;
 	*) echo "# rsslim: unknown HOG_LIMIT '$HOG_LIMIT'"; exit 2 ;;
 	esac

@@ -25,7 +25,7 @@ rc=0
 for bad in "RAM=abc:RAM must be" "SWAP=-1:SWAP must be" "DURATION=0:DURATION must be" \
 	"SCENARIOS=no-such-scenario:unknown scenario" "LRU=fifo:LRU must be" \
 	"RSS_LIMIT=12Q:RSS_LIMIT must be" "REPEAT=0:REPEAT must be" "MODE=7:MODE must be" \
-	"SAMPLE_INTERVAL=5s:SAMPLE_INTERVAL must be"; do
+	"SAMPLE_INTERVAL=5s:SAMPLE_INTERVAL must be" "ORDER=sorted:ORDER must be" "SEED=x1:SEED must be"; do
 	fails_with "^error: ${bad#*:}" env "${bad%%:*}" "$top/harness/bench.sh" || rc=1
 done
 fails_with "^error: HOG cannot be used with scenario 'idle-2004-pid'" \

@@ -8,7 +8,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 # shellcheck source=tests/host/tap-lib.sh
 . "tests/host/tap-lib.sh"
-tap_start 12
+tap_start 13
 cp -r tests/fixtures/run-small "$tmp/run"
 rc=0
 python3 harness/summarize.py "$tmp/run" >"$tmp/report" || rc=1
@@ -157,4 +157,18 @@ harness/plots.sh "$tmp/partial" 2>"$tmp/err" || out=$?
 [ "$out" -ne 0 ] && grep -q "no summary.tsv" "$tmp/err" || rc=1
 [ -s "$tmp/partial/plots/rss-mglru.png" ] && [ -s "$tmp/partial/plots/idle-2004.png" ] || rc=1
 result $rc "missing or incomplete run folders are reported; what can be drawn is drawn"
+
+# The committed reference run (results/reference, the README's numbers)
+# summarises again, from what git holds, into its committed summary.tsv.
+rc=0
+mkdir -p "$tmp/reference"
+for d in results/reference/*.*/; do cp -r "$d" "$tmp/reference/"; done
+cp results/reference/meta.json "$tmp/reference/"
+python3 harness/summarize.py "$tmp/reference" >"$tmp/reference.txt" || { echo "# the summary refused it"; rc=1; }
+if ! cmp -s results/reference/summary.tsv "$tmp/reference/summary.tsv"; then
+	diff results/reference/summary.tsv "$tmp/reference/summary.tsv" | head -5 | sed 's/^/# /'
+	rc=1
+fi
+cmp -s results/reference/report.txt "$tmp/reference.txt" || { echo "# report.txt differs"; rc=1; }
+result $rc "results/reference re-summarises from git into its committed summary and report"
 [ "$failed" -eq 0 ]
