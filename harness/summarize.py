@@ -461,15 +461,13 @@ def main():
                           fmt(r.get("victim_retouch_ms")), fmt(r.get("victim_majflt")),
                           fmt(r.get("hog_melem_s")), cpu_text(r)))
     for lru in ("mglru", "classic"):
-        come = [(label, index[(label, lru)]) for label in
-                ("comego-stock", "comego-memhigh", "comego-rsslimit-m1", "comego-rsslimit-m2",
-                 "comego-rsslimit-m3") if (label, lru) in index]
+        come = [(label, index[(label, lru)]) for label in order
+                if label.startswith("comego-") and (label, lru) in index]
         if come:
             print("%s: a server that comes and goes beside a hog that fits only while it is away:" % lru)
             high = index.get(("comego-memhigh", lru))
             for label, r in come:
-                what = {"comego-stock": "stock 6.12 (limit ignored)",
-                        "comego-memhigh": "memory.high on stock 6.12"}.get(label, "prlimit --rss, " + mode_text(label))
+                what = ("prlimit --rss, " if label.startswith("comego-rsslimit") else "") + mode_text(label)
                 ratio = ""
                 if label.startswith("comego-rsslimit") and high and high.get("hog_kpages_s") and \
                         r.get("hog_kpages_s") is not None:
