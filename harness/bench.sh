@@ -70,8 +70,8 @@ esac
 if [ -n "$HOG" ]; then
 	for s in "${scenarios[@]}"; do
 		# prlimit --pid needs the hog's own pid; a HOG command runs under timeout and sh.
-		! grep -q '^HOG_LIMIT=rlimit-pid' "harness/scenarios/$s" ||
-			die "HOG cannot be used with scenario '$s', which limits the running hog by its pid"
+		! grep -qE '^HOG_LIMIT=(rlimit-pid|damon)' "harness/scenarios/$s" ||
+			die "HOG cannot be used with scenario '$s', which limits the running hog by its pid (prlimit --pid or DAMON)"
 	done
 fi
 

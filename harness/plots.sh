@@ -29,7 +29,7 @@ dirs_with() {
 
 limit_mib() {
 	local d=$1 lim
-	grep -qE '^HOG_LIMIT=(rlimit|memhigh)' "$d/scenario" 2>/dev/null || { echo 0; return; }
+	grep -qE '^HOG_LIMIT=(rlimit|memhigh|damon)' "$d/scenario" 2>/dev/null || { echo 0; return; }
 	lim=$(sed -n "s/^RSS_LIMIT=\(.*\)/\1/p" "$d/scenario" 2>/dev/null)
 	[ -n "$lim" ] || lim=$(sed -n "s/^USER_RSS_LIMIT='\(.*\)'/\1/p" "$d/job.env" 2>/dev/null)
 	case $lim in

@@ -366,12 +366,12 @@ def main():
 
     order = ["victim-alone", "hog-unlimited", "hog-rsslimit-stock", "hog-rsslimit-off", "hog-rsslimit",
              "hog-rsslimit-m1", "hog-rsslimit-m2", "hog-rsslimit-m3", "hog-rsslimit-pid-m1",
-             "hog-rsslimit-pid-m2", "hog-rsslimit-pid-m3", "hog-memhigh", "hog-memlow", "hog-trimd",
+             "hog-rsslimit-pid-m2", "hog-rsslimit-pid-m3", "hog-memhigh", "hog-memlow", "hog-trimd", "hog-damon",
              "comego-stock", "comego-memhigh", "comego-rsslimit-m1", "comego-rsslimit-m2",
              "comego-rsslimit-m3",
              "idle-2004-stock", "idle-2004-off", "idle-2004",
              "idle-2004-m1", "idle-2004-m2", "idle-2004-m3", "idle-2004-pid-m1", "idle-2004-pid-m2",
-             "idle-2004-pid-m3", "idle-2004-memhigh", "idle-2004-trimd", "thrash-token", "thrash-token-off"]
+             "idle-2004-pid-m3", "idle-2004-memhigh", "idle-2004-trimd", "idle-2004-damon", "thrash-token", "thrash-token-off"]
     rows.sort(key=lambda r: (r["lru"] != "mglru",
                              order.index(r["scenario"]) if r["scenario"] in order else 99,
                              r["scenario"]))
@@ -396,7 +396,8 @@ def main():
     print()
     mode_names = {"m1": "passive", "m2": "active", "m3": "hard", "trimd": "rsstrimd on stock 6.12",
                   "off": "patched kernel, knobs off", "stock": "stock 6.12 (limit ignored)",
-                  "memhigh": "memory.high on stock 6.12 instead"}
+                  "memhigh": "memory.high on stock 6.12 instead",
+                  "damon": "DAMOS pageout (DAMON) on stock 6.12"}
 
     def mode_text(label):
         mode = mode_names.get(label.rsplit("-", 1)[-1], label)
@@ -444,7 +445,8 @@ def main():
                     mode_text(label), fmt(r.get("victim_majflt")), cut, fmt(r.get("victim_p99_us")),
                     hog_text(r), late_text(r), cpu_text(r)))
             for label, what in (("hog-trimd", "prlimit --rss + rsstrimd"), ("hog-memhigh", "memory.high instead"),
-                                ("hog-memlow", "no limit, memory.low on the victim")):
+                                ("hog-memlow", "no limit, memory.low on the victim"),
+                                ("hog-damon", "DAMOS pageout towards the limit instead")):
                 r = index.get((label, lru))
                 if r:
                     print("  %s: %s major faults, p99 %s us, %s%s." % (

@@ -163,8 +163,8 @@ start_hog() {
 	case $HOG_LIMIT in
 	none) "$@" >"$out/$role.tsv" 2>&1 & ;;
 	rlimit) prlimit --rss="$limit_bytes" "$@" >"$out/$role.tsv" 2>&1 & ;;
-	# Limited later, by limit_running_hog.
-	rlimit-pid) "$@" >"$out/$role.tsv" 2>&1 & ;;
+	# Limited later, by limit_running_hog or start_damon.
+	rlimit-pid | damon) "$@" >"$out/$role.tsv" 2>&1 & ;;
 	memhigh)
 		mkdir -p /sys/fs/cgroup/hog
 		echo "$limit_bytes" >/sys/fs/cgroup/hog/memory.high
@@ -191,6 +191,13 @@ limit_running_hog() {
 	limiter_pid=$!
 }
 
+# start_damon PID: DAMOS pages PID out towards RSS_LIMIT, from its start
+# (harness/guest/damon-pageout.sh; the log is damon.tsv).
+start_damon() {
+	/rsslim/damon-pageout.sh "$1" "$limit_bytes" "$out/damon.tsv" 2>"$out/damon.err" &
+	damon_pid=$!
+}
+
 hog_pids=
 killed=
 no_limit=
@@ -202,7 +209,9 @@ if [ "$HOG_KIND" != none ]; then
 		hog_pids="$hog_pids $(cat "$roles/hog2")"
 	fi
 	limiter_pid=
+	damon_pid=
 	[ "$HOG_LIMIT" != rlimit-pid ] || limit_running_hog "$hog_pids"
+	[ "$HOG_LIMIT" != damon ] || start_damon "$hog_pids"
 	for pid in $hog_pids; do
 		wait "$pid"
 		rc=$?
@@ -211,6 +220,10 @@ if [ "$HOG_KIND" != none ]; then
 	done
 	if [ -n "$limiter_pid" ] && ! wait "$limiter_pid"; then
 		no_limit="the limiter failed: the hog was never limited"
+		echo "# rsslim: $no_limit" >&2
+	fi
+	if [ -n "$damon_pid" ] && ! wait "$damon_pid"; then
+		no_limit="DAMON failed: $(cat "$out/damon.err")"
 		echo "# rsslim: $no_limit" >&2
 	fi
 fi

@@ -5,7 +5,8 @@
  * pressure in mode 2, trimming without pressure in mode 3, prlimit on a
  * running process, the trim tracepoint, the pause after a trim that
  * could not help, no cost for a PROT_NONE reservation, and no trimming in
- * mode 2 while page cache could go instead. Run with MGLRU on and off.
+ * mode 2 while page cache could go instead, and huge pages paged out
+ * whole. Run with MGLRU on and off.
  */
 #include "guest_util.h"
 
@@ -14,9 +15,27 @@
 #include "kselftest_harness.h"
 
 #define TRACING "/sys/kernel/tracing"
+#define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
+
+/* The THP mode in force ("always", "madvise", "never"), or "" without THP. */
+static void thp_mode(char *mode, size_t len)
+{
+	char text[64], *open_bracket, *close_bracket;
+
+	mode[0] = '\0';
+	if (read_file(THP_ENABLED, text, sizeof(text)))
+		return;
+	open_bracket = strchr(text, '[');
+	close_bracket = open_bracket ? strchr(open_bracket, ']') : NULL;
+	if (close_bracket) {
+		*close_bracket = '\0';
+		snprintf(mode, len, "%s", open_bracket + 1);
+	}
+}
 
 FIXTURE(active) {
 	long saved_enforce;
+	char saved_thp[16];	/* the THP mode to restore, "" without THP */
 };
 
 LRU_VARIANTS(active);
@@ -26,6 +45,7 @@ FIXTURE_SETUP(active)
 	self->saved_enforce = sysctl_read("rss_limit_enforce");
 	ASSERT_LE(0, self->saved_enforce);
 	ASSERT_EQ(0, set_mglru(variant->mglru));
+	thp_mode(self->saved_thp, sizeof(self->saved_thp));
 	drop_caches();
 }
 
@@ -33,6 +53,8 @@ FIXTURE_TEARDOWN(active)
 {
 	sysctl_write("rss_limit_enforce", self->saved_enforce);
 	set_mglru(true);
+	if (self->saved_thp[0])
+		write_file(THP_ENABLED, self->saved_thp);
 }
 
 /*
@@ -513,6 +535,99 @@ TEST_F_TIMEOUT(active, no_trim_in_mode_2_while_page_cache_can_go, GUEST_TIMEOUT(
 	/* The premise: free memory alone looked short (under 16 MiB). */
 	ASSERT_LT(free_kb, 16 * 1024);
 	EXPECT_EQ(0, trims);
+}
+
+/* What the THP counters of /proc/vmstat say about reclaim of huge pages. */
+struct thp_counts {
+	long long swpout, swpout_fallback, split_page, split_pmd;
+};
+
+static void thp_counts_read(struct thp_counts *c)
+{
+	c->swpout = vmstat("thp_swpout");
+	c->swpout_fallback = vmstat("thp_swpout_fallback");
+	c->split_page = vmstat("thp_split_page");
+	c->split_pmd = vmstat("thp_split_pmd");
+}
+
+/* AnonHugePages of a process, in kB (-1 if it cannot be read). */
+static long long anon_huge_kb(pid_t pid)
+{
+	char path[64], buf[4096], text[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", pid);
+	if (read_file(path, buf, sizeof(buf)) || !field_text(buf, "AnonHugePages", text, sizeof(text)))
+		return -1;
+	return atoll(text);
+}
+
+/*
+ * A 48 MiB process backed by transparent huge pages (THP "always", as many
+ * distributions ship it) gets an 8 MiB limit in mode 2 (beside a 200 MiB
+ * toucher that makes memory short) or mode 3. Trims step in PMD-aligned
+ * ranges, so every huge page goes to swap whole: thp_swpout grows, and no
+ * huge page is split (thp_split_page) or written out page by page
+ * (thp_swpout_fallback). thp_split_pmd is logged, not checked: reclaim
+ * unmaps a PMD-mapped huge page by splitting the PMD mapping (not the
+ * page), with or without this series.
+ */
+static void thp_trim(struct __test_metadata *_metadata, FIXTURE_DATA(active) *self, int mode)
+{
+	struct rlimit rl = { 8 * MIB, RLIM_INFINITY };
+	const long long bound = 8 * 1024 * 5 / 4 + 1024;
+	long long huge_kb, before, smallest, rss;
+	struct thp_counts c0, c1;
+	pid_t pid, pressure = 0;
+	double deadline;
+
+	if (!self->saved_thp[0])
+		SKIP(return, "this kernel has no transparent huge pages");
+	ASSERT_EQ(0, write_file(THP_ENABLED, "always"));
+	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", mode));
+
+	pid = spawn_toucher("huge", 48 * MIB, TOUCH_LOOP, RLIM_INFINITY);
+	ASSERT_GT(pid, 0);
+	huge_kb = anon_huge_kb(pid);
+	if (mode == 2) {
+		pressure = spawn_toucher("pressure", 200 * MIB, TOUCH_LOOP, RLIM_INFINITY);
+		ASSERT_GT(pressure, 0);
+	}
+	thp_counts_read(&c0);
+	before = rss_kb(pid);
+	ASSERT_EQ(0, prlimit(pid, RLIMIT_RSS, &rl, NULL));
+	smallest = before;
+	deadline = now_s() + time_scale();
+	while (now_s() < deadline) {
+		sleep_s(0.05);
+		rss = rss_kb(pid);
+		if (rss >= 0 && rss < smallest)
+			smallest = rss;
+	}
+	thp_counts_read(&c1);
+	if (pressure)
+		stop_child(pressure);
+	stop_child(pid);
+	TH_LOG("mode %d: %lld kB in huge pages of %lld kB; smallest rss %lld kB (bound %lld); thp_swpout +%lld, thp_swpout_fallback +%lld, thp_split_page +%lld, thp_split_pmd +%lld",
+	       mode, huge_kb, before, smallest, bound, c1.swpout - c0.swpout,
+	       c1.swpout_fallback - c0.swpout_fallback, c1.split_page - c0.split_page,
+	       c1.split_pmd - c0.split_pmd);
+	/* The premise: most of the process was in huge pages. */
+	ASSERT_GE(huge_kb, 32 * 1024);
+	EXPECT_LE(smallest, bound);
+	/* At least the 16 huge pages that take it from 48 to 16 MiB went whole. */
+	EXPECT_GE(c1.swpout - c0.swpout, 16);
+	EXPECT_EQ(0, c1.swpout_fallback - c0.swpout_fallback);
+	EXPECT_EQ(0, c1.split_page - c0.split_page);
+}
+
+TEST_F_TIMEOUT(active, huge_pages_go_whole_in_mode_2, GUEST_TIMEOUT(120))
+{
+	thp_trim(_metadata, self, 2);
+}
+
+TEST_F_TIMEOUT(active, huge_pages_go_whole_in_mode_3, GUEST_TIMEOUT(120))
+{
+	thp_trim(_metadata, self, 3);
 }
 
 TEST_HARNESS_MAIN
