@@ -157,6 +157,9 @@ def settings_problems(want, knobs):
             continue
         if got != want.get(knob):
             problems.append("%s is %s, the scenario asked for %s" % (knob, got, want.get(knob)))
+    # (Runs from before min_ttl_ms was recorded do not say.)
+    if "min_ttl_ms" in want and knobs.get("min_ttl_ms") not in (want["min_ttl_ms"], "absent"):
+        problems.append("min_ttl_ms is %s, the scenario asked for %s" % (knobs.get("min_ttl_ms"), want["min_ttl_ms"]))
     lru = knobs.get("lru_gen_enabled")
     got_lru = None if lru in (None, "absent") else ("classic" if int(lru, 16) == 0 else "mglru")
     if got_lru != want.get("lru_gen_enabled"):
@@ -245,7 +248,7 @@ def summarise_dir(path):
             r["token_share_" + role] = 100.0 * held / len(rows)
     before = read_vmstat(os.path.join(path, "vmstat.before"))
     after = read_vmstat(os.path.join(path, "vmstat.after"))
-    for k in ("pswpin", "pswpout", "rss_limit_ignored_ref"):
+    for k in ("pswpin", "pswpout", "rss_limit_ignored_ref", "oom_kill"):
         if k in before and k in after:
             r[k] = after[k] - before[k]
     # USER_HZ is 100 on every architecture the harness boots.
@@ -267,7 +270,7 @@ COLUMNS = [
     ("hog_kpages_s", "hog kpage/s"), ("hog_melem_s", "hog Melem/s"), ("hog_majflt", "h.majflt"),
     ("hogs_wall_s", "2 hogs s"), ("token_share_hog", "tok.hog %"), ("token_share_hog2", "tok.hog2 %"),
     ("token_share_victim", "tok.vic %"),
-    ("pswpin", "swapins"), ("pswpout", "swapouts"),
+    ("pswpin", "swapins"), ("pswpout", "swapouts"), ("oom_kill", "OOM kills"),
     ("kernel_cpu_s", "sys cpu s"), ("hog_stime_s", "hog sys s"),
     ("trimd_user_s", "trimd usr s"), ("trimd_sys_s", "trimd sys s"),
 ]
@@ -366,7 +369,7 @@ def main():
 
     order = ["victim-alone", "hog-unlimited", "hog-rsslimit-stock", "hog-rsslimit-off", "hog-rsslimit",
              "hog-rsslimit-m1", "hog-rsslimit-m2", "hog-rsslimit-m3", "hog-rsslimit-pid-m1",
-             "hog-rsslimit-pid-m2", "hog-rsslimit-pid-m3", "hog-memhigh", "hog-memlow", "hog-trimd", "hog-damon",
+             "hog-rsslimit-pid-m2", "hog-rsslimit-pid-m3", "hog-memhigh", "hog-memlow", "hog-trimd", "hog-damon", "hog-minttl",
              "comego-stock", "comego-memhigh", "comego-rsslimit-m1", "comego-rsslimit-m2",
              "comego-rsslimit-m3",
              "idle-2004-stock", "idle-2004-off", "idle-2004",
@@ -386,7 +389,9 @@ def main():
         json.dump({"scenarios": rows, "incomplete": incomplete, "invalid": invalid}, f,
                   indent=1, sort_keys=True)
 
-    shown = [(k, h) for k, h in COLUMNS if any(r.get(k) is not None for r in rows)]
+    # OOM kills only when there were some: only the min_ttl_ms scenario expects them.
+    shown = [(k, h) for k, h in COLUMNS if any(r.get(k) is not None for r in rows)
+             and (k != "oom_kill" or any(r.get(k) for r in rows))]
     table = [["scenario", "lru"] + [h for _, h in shown]]
     for r in rows:
         table.append([r["scenario"], r["lru"]] + [fmt(r.get(k)) for k, _ in shown])
@@ -446,12 +451,14 @@ def main():
                     hog_text(r), late_text(r), cpu_text(r)))
             for label, what in (("hog-trimd", "prlimit --rss + rsstrimd"), ("hog-memhigh", "memory.high instead"),
                                 ("hog-memlow", "no limit, memory.low on the victim"),
-                                ("hog-damon", "DAMOS pageout towards the limit instead")):
+                                ("hog-damon", "DAMOS pageout towards the limit instead"),
+                                ("hog-minttl", "no limit, MGLRU min_ttl_ms=1000")):
                 r = index.get((label, lru))
                 if r:
-                    print("  %s: %s major faults, p99 %s us, %s%s." % (
+                    oom = "; %s OOM kills" % fmt(r["oom_kill"]) if r.get("oom_kill") else ""
+                    print("  %s: %s major faults, p99 %s us, %s%s%s." % (
                         what, fmt(r.get("victim_majflt")), fmt(r.get("victim_p99_us")), hog_text(r),
-                        cpu_text(r)))
+                        oom, cpu_text(r)))
         idle = sorted(k[0] for k in index if k[1] == lru and k[0].startswith("idle-2004"))
         if idle:
             print("%s: 2004 test (sleeping 100 MiB beside a sorting hog under ulimit -m 4000):" % lru)

@@ -11,7 +11,7 @@ scenario_file=/rsslim/scenarios/$SCENARIO
 # Defaults a scenario file may override. Every rsslim knob is off unless the
 # scenario turns it on: a row that does not say otherwise is today's Linux.
 VICTIM=server VICTIM_WSS=64M VICTIM_BUSY=2s VICTIM_AWAY=2s HOG_KIND=default HOG_LIMIT=none HOG_SIZE=300M HOG_PATTERN=seq
-HOG_PASSES='' HOGS=1 LIMIT_AFTER=5 VICTIM_PROTECT=''
+HOG_PASSES='' HOGS=1 LIMIT_AFTER=5 VICTIM_PROTECT='' MIN_TTL_MS=0 OOM_EXPECTED=''
 KERNEL=patched ENFORCE=0 SWAP_TOKEN=0 RSS_LIMIT='' TRIMD=''
 # shellcheck source=/dev/null
 . "$scenario_file"
@@ -38,6 +38,9 @@ case $LRU in
 mglru) echo y >/sys/kernel/mm/lru_gen/enabled ;;
 classic) echo n >/sys/kernel/mm/lru_gen/enabled ;;
 esac
+# MGLRU's thrashing prevention: the working set of the last MIN_TTL_MS is
+# not evicted; when it cannot be kept, the OOM killer runs instead.
+[ ! -w /sys/kernel/mm/lru_gen/min_ttl_ms ] || echo "$MIN_TTL_MS" >/sys/kernel/mm/lru_gen/min_ttl_ms
 [ -w /proc/sys/vm/rss_limit_enforce ] && echo "$ENFORCE" >/proc/sys/vm/rss_limit_enforce
 [ -w /proc/sys/vm/swap_token ] && echo "$SWAP_TOKEN" >/proc/sys/vm/swap_token
 # knob NAME FILE: the value the run had, "absent" on a kernel without it.
@@ -53,12 +56,13 @@ knob() {
 {
 	echo "scenario=$SCENARIO lru=$LRU enforce=$ENFORCE rss_limit=$RSS_LIMIT duration=$DURATION"
 	echo "kernel=$(uname -r)"
-	echo "want kernel=$KERNEL rss_limit_enforce=$ENFORCE swap_token=$SWAP_TOKEN lru_gen_enabled=$LRU"
+	echo "want kernel=$KERNEL rss_limit_enforce=$ENFORCE swap_token=$SWAP_TOKEN lru_gen_enabled=$LRU min_ttl_ms=$MIN_TTL_MS"
 	knob rss_limit_enforce /proc/sys/vm/rss_limit_enforce
 	knob swap_token /proc/sys/vm/swap_token
 	knob swap_token_timeout_ms /proc/sys/vm/swap_token_timeout_ms
 	knob swap_token_idle_ms /proc/sys/vm/swap_token_idle_ms
 	knob lru_gen_enabled /sys/kernel/mm/lru_gen/enabled
+	knob min_ttl_ms /sys/kernel/mm/lru_gen/min_ttl_ms
 	knob transparent_hugepage /sys/kernel/mm/transparent_hugepage/enabled
 	knob swappiness /proc/sys/vm/swappiness
 	knob overcommit_memory /proc/sys/vm/overcommit_memory
@@ -267,8 +271,10 @@ if [ -n "$no_limit" ]; then
 	exit 0
 fi
 # A role that died by a signal (the OOM killer, most likely) makes the
-# run's numbers meaningless: keep them, but say so.
-if [ -n "$killed" ]; then
+# run's numbers meaningless: keep them, but say so. Unless the scenario
+# expects OOM kills (OOM_EXPECTED=1): then they are its result, counted
+# by the summary from /proc/vmstat.
+if [ -n "$killed" ] && [ -z "$OOM_EXPECTED" ]; then
 	oom=$(grep -m1 'Killed process' "$out/dmesg.txt")
 	echo "incomplete: killed:$killed${oom:+; OOM killer: ${oom#*] }}" >"$out/status"
 	echo "# rsslim: scenario $SCENARIO ($LRU) incomplete: killed:$killed"
