@@ -1,5 +1,6 @@
 # Figure 1: resident memory of the victim and the hog over time, one panel
-# per scenario, with the hog's RSS limit as a dashed line.
+# per scenario, with the hog's RSS limit as a dashed line. The first run
+# in bold; the scenario's other repeats (<name>.r2, .r3, ...) in thin lines.
 # Variables: dirs, labels (space-separated, same order), limits (MiB, 0: none), out, fmt.
 n = words(dirs)
 cols = (n > 3 ? 3 : n)
@@ -21,6 +22,9 @@ do for [i = 1:n] {
 	f = d . "/samples.tsv"
 	# Only the roles the scenario has: gnuplot warns about empty data.
 	present = system(sprintf("awk -F'\t' 'NR > 1 && $2 ~ /^(victim|hog|hog2)$/ { print $2 }' %s | sort -u | tr '\n' ' '", f))
-	plot for [r in present] role(f, r) using ($1 / 1000):($5 / 1024) title r lw 2 lc rgb color(r)
+	others = system(sprintf("case %s in *.r1) ls -d %s.r[2-9] %s.r[1-9][0-9] 2>/dev/null;; esac | while read -r o; do [ -s $o/samples.tsv ] && echo $o/samples.tsv; done | tr '\n' ' '", d, d[1:strlen(d) - 3], d[1:strlen(d) - 3]))
+	if (words(others) > 0) { set title word(labels, i) . sprintf(" (thin: %d more runs)", words(others)) noenhanced }
+	plot for [r in present] role(f, r) using ($1 / 1000):($5 / 1024) title r lw 2 lc rgb color(r), \
+		for [o in others] for [r in present] role(o, r) using ($1 / 1000):($5 / 1024) notitle lw 0.5 lc rgb color(r)
 }
 unset multiplot
