@@ -1,4 +1,5 @@
-# Figure 2: the victim's major faults over time (cumulative), all scenarios.
+# Figure 2: the victim's major faults over time (cumulative), all scenarios
+# (the first run of each; the report gives their spread over the repeats).
 # Variables: dirs, labels, out, fmt, lru.
 load "plots/common.gp"
 n = words(dirs)
