@@ -157,6 +157,7 @@ int main(int argc, char **argv)
 	const char *err;
 	int c;
 
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -169,6 +170,8 @@ int main(int argc, char **argv)
 				usage("--limit must be a size of at least 4K", optarg);
 			break;
 		case 'k':
+			if (access(optarg, W_OK))
+				usage("--kdamond must be a writable DAMON kdamond folder", optarg);
 			f.kdamond = optarg;
 			break;
 		case 'i':
