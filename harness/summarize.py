@@ -369,7 +369,7 @@ def main():
 
     order = ["victim-alone", "hog-unlimited", "hog-rsslimit-stock", "hog-rsslimit-off", "hog-rsslimit",
              "hog-rsslimit-m1", "hog-rsslimit-m2", "hog-rsslimit-m3", "hog-rsslimit-pid-m1",
-             "hog-rsslimit-pid-m2", "hog-rsslimit-pid-m3", "hog-memhigh", "hog-memlow", "hog-trimd", "hog-damon", "hog-minttl",
+             "hog-rsslimit-pid-m2", "hog-rsslimit-pid-m3", "hog-memhigh", "hog-memlow", "hog-memmin", "hog-trimd", "hog-damon", "hog-minttl",
              "comego-stock", "comego-memhigh", "comego-rsslimit-m1", "comego-rsslimit-m2",
              "comego-rsslimit-m3",
              "idle-2004-stock", "idle-2004-off", "idle-2004",
@@ -451,6 +451,7 @@ def main():
                     hog_text(r), late_text(r), cpu_text(r)))
             for label, what in (("hog-trimd", "prlimit --rss + rsstrimd"), ("hog-memhigh", "memory.high instead"),
                                 ("hog-memlow", "no limit, memory.low on the victim"),
+                                ("hog-memmin", "no limit, memory.min on the victim"),
                                 ("hog-damon", "DAMOS pageout towards the limit instead"),
                                 ("hog-minttl", "no limit, MGLRU min_ttl_ms=1000")):
                 r = index.get((label, lru))
