@@ -209,7 +209,7 @@ export_patches() {
 	# Blank context lines without their leading space: git am takes them,
 	# and checkpatch (which checks a tracked patch as a plain file) does not
 	# see trailing whitespace in them.
-	git_tree -c diff.suppressBlankEmpty=true format-patch -q --zero-commit --no-signature \
+	git_tree -c diff.suppressBlankEmpty=true format-patch -q --zero-commit --no-signature --subject-prefix="PATCH v2" \
 		-o "$tmp" "$BASE_TAG..HEAD"
 	find "$PATCH_DIR" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-*' -delete
 	{
