@@ -40,6 +40,7 @@ python3 harness/summarize.py "$merged" >"$merged/report.txt" ||
 harness/plots.sh "$merged" >/dev/null 2>&1 || log "some figures could not be drawn"
 
 out=results/reference.new
+VMSTAT_KEPT=$(python3 -c 'import sys; sys.path.insert(0, "harness"); import summarize; print("|".join(summarize.VMSTAT_KEYS))')
 rm -rf "$out"
 mkdir -p "$out/plots"
 cp "$merged"/{meta.json,summary.tsv,summary.json,report.txt} "$out/"
@@ -50,11 +51,18 @@ for d in "$merged"/*.*/; do
 		cpu.before cpu.after; do
 		[ ! -f "$d/$f" ] || cp "$d/$f" "$out/$(basename "$d")/"
 	done
-	for f in samples.tsv victim_rounds.tsv vmstat.before vmstat.after; do
+	for f in samples.tsv victim_rounds.tsv; do
 		[ ! -f "$d/$f" ] || gzip -9n <"$d/$f" >"$out/$(basename "$d")/$f.gz"
 	done
+	# Only the counters summarize.py reads (a whole /proc/vmstat is 180 lines).
+	for f in vmstat.before vmstat.after; do
+		[ ! -f "$d/$f" ] ||
+			grep -E "^($VMSTAT_KEPT) " "$d/$f" >"$out/$(basename "$d")/$f" || true
+	done
 done
-for f in summary idle-2004 rss-mglru token; do
+# The per-run RSS figure (850 KiB for 33 scenarios) is redrawn by
+# 'make plots RUN=<run-id>' from the run itself; the README shows these.
+for f in summary idle-2004 token; do
 	[ ! -f "$merged/plots/$f.png" ] || cp "$merged/plots/$f.png" "$out/plots/"
 done
 rm -rf results/reference

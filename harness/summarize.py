@@ -56,6 +56,10 @@ def read_kv_line(path, prefix):
     return {}
 
 
+# The /proc/vmstat counters a run's figures come from (reference.sh keeps only these).
+VMSTAT_KEYS = ("pswpin", "pswpout", "rss_limit_ignored_ref", "oom_kill")
+
+
 def read_vmstat(path):
     out = {}
     try:
@@ -248,7 +252,7 @@ def summarise_dir(path):
             r["token_share_" + role] = 100.0 * held / len(rows)
     before = read_vmstat(os.path.join(path, "vmstat.before"))
     after = read_vmstat(os.path.join(path, "vmstat.after"))
-    for k in ("pswpin", "pswpout", "rss_limit_ignored_ref", "oom_kill"):
+    for k in VMSTAT_KEYS:
         if k in before and k in after:
             r[k] = after[k] - before[k]
     # USER_HZ is 100 on every architecture the harness boots.
@@ -421,6 +425,8 @@ def main():
 
     def hog_text(r):
         if r.get("hog_kpages_s") is None:
+            if r.get("oom_kill"):
+                return "hog work not reported (the OOM killer ended a process before the hog finished)"
             return "hog work not measured (a custom HOG command reports none)"
         return "the hog touched %s thousand pages/s" % fmt(r["hog_kpages_s"])
 

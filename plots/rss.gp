@@ -23,8 +23,14 @@ do for [i = 1:n] {
 	# Only the roles the scenario has: gnuplot warns about empty data.
 	present = system(sprintf("awk -F'\t' 'NR > 1 && $2 ~ /^(victim|hog|hog2)$/ { print $2 }' %s | sort -u | tr '\n' ' '", f))
 	others = system(sprintf("case %s in *.r1) ls -d %s.r[2-9] %s.r[1-9][0-9] 2>/dev/null;; esac | while read -r o; do [ -s $o/samples.tsv ] && echo $o/samples.tsv; done | tr '\n' ' '", d, d[1:strlen(d) - 3], d[1:strlen(d) - 3]))
-	if (words(others) > 0) { set title word(labels, i) . sprintf(" (thin: %d more runs)", words(others)) noenhanced }
-	plot for [r in present] role(f, r) using ($1 / 1000):($5 / 1024) title r lw 2 lc rgb color(r), \
-		for [o in others] for [r in present] role(o, r) using ($1 / 1000):($5 / 1024) notitle lw 0.5 lc rgb color(r)
+	# A plot iteration over an empty list still runs once (gnuplot 5.4), so
+	# the thin lines get their own plot command only when there are some.
+	if (words(others) > 0) {
+		set title word(labels, i) . sprintf(" (thin: %d more runs)", words(others)) noenhanced
+		plot for [r in present] role(f, r) using ($1 / 1000):($5 / 1024) title r lw 2 lc rgb color(r), \
+			for [o in others] for [r in present] role(o, r) using ($1 / 1000):($5 / 1024) notitle lw 0.5 lc rgb color(r)
+	} else {
+		plot for [r in present] role(f, r) using ($1 / 1000):($5 / 1024) title r lw 2 lc rgb color(r)
+	}
 }
 unset multiplot
