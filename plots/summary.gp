@@ -34,9 +34,12 @@ set title "victim major faults"
 plot for [k = 1:words(lrus)] pivot \
 	using (column(col(8, lrus, k))):(column(col(8, lrus, k) + 1)):(column(col(8, lrus, k) + 2)):xtic(1) skip 1 \
 	title name(lrus, k) lc rgb colour(lrus, k)
-set yrange [0:*]
-set title "hog work (thousand pages touched per second)"
+# Log axis too: a hog beside a server that is away does a thousand times
+# the work of a limited one, which would flatten every other bar to zero.
+set title "hog work (thousand pages touched per second, log scale)"
 if (words(hog_lrus) > 0) {
+	set logscale y
+	set yrange [1:*]
 	plot for [k = 1:words(hog_lrus)] pivot \
 		using (column(col(14, hog_lrus, k))):(column(col(14, hog_lrus, k) + 1)):(column(col(14, hog_lrus, k) + 2)):xtic(1) skip 1 \
 		title name(hog_lrus, k) lc rgb colour(hog_lrus, k)
