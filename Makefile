@@ -26,6 +26,7 @@ HOST_TESTS  := $(patsubst tests/host/%.c,$(BUILD)/host-tests/%,$(wildcard tests/
 GUEST_C     := $(patsubst tests/guest/%.c,$(BUILD)/guest-tests/%,$(wildcard tests/guest/*.c))
 GUEST_SH    := $(patsubst tests/guest/%.sh,$(BUILD)/guest-tests/%,$(wildcard tests/guest/*.sh))
 INITRAMFS   := $(BUILD)/initramfs.cpio.gz
+APPS_IMAGE  := $(BUILD)/apps.cpio.gz
 # The kernel's own selftests run in the guest with the knobs on and off (see
 # tests/guest/80-upstream.sh for why these). Built against the tree's uapi headers.
 UPSTREAM_MM := cow mkdirty madv_populate map_populate mrelease_test mremap_test \
@@ -155,8 +156,12 @@ $(INITRAMFS): harness/initramfs.sh harness/guest/init $(wildcard harness/guest/*
 		$(addprefix $(UPSTREAM)/,$(UPSTREAM_MM) test_memcontrol)
 	@harness/initramfs.sh $@ $(BUILD)/bin $(BUILD)/guest-tests $(UPSTREAM)
 
+# The real programs (redis-server, GNU sort) of the IMAGE=apps scenarios.
+$(APPS_IMAGE): harness/initramfs.sh /usr/bin/redis-check-rdb /usr/bin/sort
+	@harness/initramfs.sh --apps $@
+
 initramfs: deps
-	@$(MAKE) --no-print-directory $(INITRAMFS)
+	@$(MAKE) --no-print-directory $(INITRAMFS) $(APPS_IMAGE)
 
 shell: kernel initramfs
 	@harness/qemu.sh --job shell --out $(BUILD)/shell --ram $(RAM) --swap $(SWAP)
@@ -179,7 +184,7 @@ plots:
 	@harness/plots.sh $(if $(findstring /,$(RUN)),$(RUN),results/$(RUN))
 
 clean:
-	rm -rf $(BUILD)/bin $(BUILD)/host-tests $(BUILD)/guest-tests $(UPSTREAM) $(BUILD)/uapi $(BUILD)/uapi-obj $(BUILD)/obj-* $(INITRAMFS) \
+	rm -rf $(BUILD)/bin $(BUILD)/host-tests $(BUILD)/guest-tests $(UPSTREAM) $(BUILD)/uapi $(BUILD)/uapi-obj $(BUILD)/obj-* $(INITRAMFS) $(APPS_IMAGE) \
 		$(BUILD)/test-run $(BUILD)/test-stock $(BUILD)/shell
 
 distclean:

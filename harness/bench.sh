@@ -189,7 +189,9 @@ for job in "${jobs[@]}"; do
 		printf "SAMPLE_INTERVAL='%s'\n" "$SAMPLE_INTERVAL"
 	} >"$stage/rsslim/job.env"
 	(cd "$stage" && find . | cpio -o -H newc --quiet --owner=0:0) | gzip -1 >"$stage/job.cpio.gz"
-	cat build/initramfs.cpio.gz "$stage/job.cpio.gz" >"$stage/initrd.gz"
+	images=(build/initramfs.cpio.gz)
+	! grep -qx 'IMAGE=apps' "harness/scenarios/$s" || images+=(build/apps.cpio.gz)
+	cat "${images[@]}" "$stage/job.cpio.gz" >"$stage/initrd.gz"
 	kernel=$(harness/kernel.sh path "$(scenario_kernel "$s")")
 	if harness/qemu.sh --job bench --out "$dir/boot" --ram "$RAM" --swap "$SWAP" \
 		--timeout $(((DURATION * 6 + 180) * slowdown)) --kernel "$kernel" --initrd "$stage/initrd.gz" \

@@ -20,7 +20,7 @@ HEADLINES = [
     ("victim_refill_p50_ms", "victim refill ms"),
     ("victim_rss_kept_pct", "victim kept %"), ("victim_resident_pct", "sleeper kept %"),
     ("victim_kept_since_limit_pct", "kept since limit %"), ("hog_kpages_s", "hog kpage/s"),
-    ("hog_melem_s", "sorting hog Melem/s"), ("hogs_wall_s", "2 hogs s"), ("kernel_cpu_s", "kernel CPU s"),
+    ("hog_melem_s", "sorting hog Melem/s"), ("hog_done_s", "GNU sort s"), ("hogs_wall_s", "2 hogs s"), ("kernel_cpu_s", "kernel CPU s"),
 ]
 
 

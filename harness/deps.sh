@@ -16,6 +16,9 @@ needed=(
 	busybox-static:/bin/busybox # the guest's userland
 	util-linux:/usr/bin/prlimit # copied into the guest
 	stress-ng:/usr/bin/stress-ng # copied into the guest, a HOG= example
+	# redis-server for the guest (harness/initramfs.sh --apps): the binary is
+	# in redis-tools, without the host daemon the redis-server package starts.
+	redis-tools:/usr/bin/redis-check-rdb
 	gnuplot-nox:/usr/bin/gnuplot-nox
 	ccache:/usr/bin/ccache
 	gcc:/usr/bin/gcc

@@ -207,6 +207,9 @@ def summarise_dir(path):
             r["hog_kpages_s"] = per_s / 1e3
         elif per_s is not None and hog.get("work_unit") == "elements":
             r["hog_melem_s"] = per_s / 1e6
+        elif hog.get("work_unit") == "bytes":
+            # GNU sort: a fixed input, so the time it took is the figure.
+            r["hog_done_s"] = num(hog.get("wall_s"))
         r["hog_majflt"] = num(hog.get("majflt"))
         if num(hog.get("stime_ms")) is not None:
             r["hog_stime_s"] = num(hog.get("stime_ms")) / 1000
@@ -226,7 +229,7 @@ def summarise_dir(path):
     hog_rows = by_role.get("hog", [])
     vic_rows = by_role.get("victim", [])
     # (A server that comes and goes gives its memory back on purpose.)
-    if vic_rows and victim_kind == "server":
+    if vic_rows and victim_kind in ("server", "redis"):
         # Kept = mean RSS while the hog runs / the most it had before (its
         # whole working set once touched); without a hog, over the whole run.
         t0 = num(hog_rows[0]["t_ms"]) if hog_rows else num(vic_rows[-1]["t_ms"])
@@ -271,7 +274,8 @@ COLUMNS = [
     ("victim_refill_max_ms", "refill max ms"), ("victim_rss_kept_pct", "v.kept %"),
     ("victim_resident_pct", "v.resident %"), ("victim_retouch_ms", "retouch ms"),
     ("victim_rss_at_limit_kb", "v.kB@limit"), ("victim_kept_since_limit_pct", "v.kept since limit %"),
-    ("hog_kpages_s", "hog kpage/s"), ("hog_melem_s", "hog Melem/s"), ("hog_majflt", "h.majflt"),
+    ("hog_kpages_s", "hog kpage/s"), ("hog_melem_s", "hog Melem/s"), ("hog_done_s", "sort done s"),
+    ("hog_majflt", "h.majflt"),
     ("hogs_wall_s", "2 hogs s"), ("token_share_hog", "tok.hog %"), ("token_share_hog2", "tok.hog2 %"),
     ("token_share_victim", "tok.vic %"),
     ("pswpin", "swapins"), ("pswpout", "swapouts"), ("oom_kill", "OOM kills"),
@@ -378,7 +382,11 @@ def main():
              "comego-rsslimit-m3",
              "idle-2004-stock", "idle-2004-off", "idle-2004",
              "idle-2004-m1", "idle-2004-m2", "idle-2004-m3", "idle-2004-pid-m1", "idle-2004-pid-m2",
-             "idle-2004-pid-m3", "idle-2004-memhigh", "idle-2004-trimd", "idle-2004-damon", "thrash-token", "thrash-token-off"]
+             "idle-2004-pid-m3", "idle-2004-memhigh", "idle-2004-trimd", "idle-2004-damon", "thrash-token", "thrash-token-off",
+             "redis-alone", "redis-off", "redis-rsslimit-m1", "redis-rsslimit-m2", "redis-rsslimit-m3",
+             "redis-memhigh", "redis-trimd",
+             "sort-off", "sort-selflimit", "sort-rsslimit-m1", "sort-rsslimit-m2", "sort-rsslimit-m3",
+             "sort-memhigh"]
     rows.sort(key=lambda r: (r["lru"] != "mglru",
                              order.index(r["scenario"]) if r["scenario"] in order else 99,
                              r["scenario"]))
@@ -493,6 +501,33 @@ def main():
                           what, fmt(r.get("victim_p99_us")), fmt(r.get("victim_missed")),
                           fmt(r.get("victim_refill_p50_ms")), fmt(r.get("victim_refill_max_ms")),
                           fmt(r.get("victim_majflt")), fmt(r.get("hog_kpages_s")), ratio))
+    def described(label, r):
+        """A row's own description (it says which kernel), and the mode it ran in."""
+        mode = label.rsplit("-", 1)[-1]
+        return r.get("description", label) + (", %s mode" % mode_names[mode] if mode in ("m1", "m2", "m3") else "")
+
+    for lru in ("mglru", "classic"):
+        redis = [(label, index[(label, lru)]) for label in order
+                 if label.startswith("redis-") and (label, lru) in index]
+        if redis:
+            print("%s: redis-server (its values, a GET due every 2 ms, latency from when due) "
+                  "beside a hog under prlimit --rss:" % lru)
+            for label, r in redis:
+                print("  %s: p50 %s us, p99 %s us, p99.9 %s us, %s late requests, %s major faults of "
+                      "the server, which kept %s%% of its memory; %s." % (
+                          described(label, r), fmt(r.get("victim_p50_us")), fmt(r.get("victim_p99_us")),
+                          fmt(r.get("victim_p999_us")), fmt(r.get("victim_missed")),
+                          fmt(r.get("victim_majflt")), fmt(r.get("victim_rss_kept_pct")),
+                          hog_text(r) if label != "redis-alone" else "no hog"))
+        sorts = [(label, index[(label, lru)]) for label in order
+                 if label.startswith("sort-") and (label, lru) in index]
+        if sorts:
+            print("%s: the victim beside GNU sort (a fixed input) under prlimit --rss:" % lru)
+            for label, r in sorts:
+                print("  %s: the sort took %s s; the victim: %s major faults, p99 %s us, kept %s%% "
+                      "of its memory%s." % (
+                          described(label, r), fmt(r.get("hog_done_s")), fmt(r.get("victim_majflt")),
+                          fmt(r.get("victim_p99_us")), fmt(r.get("victim_rss_kept_pct")), cpu_text(r)))
     for lru in ("mglru", "classic"):
         on, off = index.get(("thrash-token", lru)), index.get(("thrash-token-off", lru))
         if on and off and on.get("hogs_wall_s") and off.get("hogs_wall_s"):
@@ -512,7 +547,7 @@ SPREAD_KEYS = [("victim_majflt", "victim major faults"), ("victim_p99_us", "p99 
                ("victim_resident_pct", "sleeper kept %"),
                ("victim_kept_since_limit_pct", "victim kept since the limit %"),
                ("hog_kpages_s", "hog kpage/s"), ("hog_melem_s", "sorting hog Melem/s"),
-               ("hogs_wall_s", "2 hogs s")]
+               ("hog_done_s", "GNU sort s"), ("hogs_wall_s", "2 hogs s")]
 
 
 def print_spread(rows):

@@ -11,7 +11,7 @@ scenario_file=/rsslim/scenarios/$SCENARIO
 # Defaults a scenario file may override. Every rsslim knob is off unless the
 # scenario turns it on: a row that does not say otherwise is today's Linux.
 VICTIM=server VICTIM_WSS=64M VICTIM_BUSY=2s VICTIM_AWAY=2s HOG_KIND=default HOG_LIMIT=none HOG_SIZE=300M HOG_PATTERN=seq
-HOG_PASSES='' HOGS=1 LIMIT_AFTER=5 VICTIM_PROTECT='' MIN_TTL_MS=0 OOM_EXPECTED=''
+HOG_PASSES='' HOGS=1 LIMIT_AFTER=5 VICTIM_PROTECT='' MIN_TTL_MS=0 OOM_EXPECTED='' SORT_BUFFER=''
 KERNEL=patched ENFORCE=0 SWAP_TOKEN=0 RSS_LIMIT='' TRIMD=''
 # shellcheck source=/dev/null
 . "$scenario_file"
@@ -67,6 +67,13 @@ knob() {
 	knob swappiness /proc/sys/vm/swappiness
 	knob overcommit_memory /proc/sys/vm/overcommit_memory
 } >"$out/guest-settings.txt"
+# GNU sort's input (HOG_KIND=gnusort): HOG_SIZE of random 100-byte lines
+# on the scratch disk, written before the caches are dropped, so that the
+# sort reads it from the disk as a sort of a big file would.
+if [ "$HOG_KIND" = gnusort ]; then
+	head -c $(($(size_bytes "$HOG_SIZE") * 3 / 4)) /dev/urandom | base64 -w 99 >/scratch/sort-input ||
+		{ echo "# rsslim: cannot write the sort's input to /scratch"; exit 3; }
+fi
 sync
 echo 3 >/proc/sys/vm/drop_caches
 cat /proc/vmstat >"$out/vmstat.before"
@@ -98,7 +105,7 @@ in_cgroup() {
 	exec sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "/sys/fs/cgroup/$group" "$@"
 }
 
-# start_victim ARGS...: become the victim (in the background, as
+# start_victim PROGRAM ARGS...: become the victim (in the background, as
 # in_cgroup), in a group whose memory.low or
 # memory.min covers its working set when the scenario protects it that way
 # (VICTIM_PROTECT=low|min; 16 MiB more for its binary and page tables).
@@ -107,32 +114,50 @@ start_victim() {
 		mkdir -p /sys/fs/cgroup/victim
 		echo $(($(size_bytes "$VICTIM_WSS") + 16 * 1024 * 1024)) \
 			>"/sys/fs/cgroup/victim/memory.$VICTIM_PROTECT"
-		in_cgroup victim victim "$@"
+		in_cgroup victim "$@"
 	else
-		exec victim "$@"
+		exec "$@"
 	fi
 }
 
+# A hog with a fixed amount of work (GNU sort) sets how long the run lasts:
+# the victim serves until it is done (and is stopped then), not DURATION.
+victim_duration=$DURATION
+[ "$HOG_KIND" != gnusort ] || victim_duration=3600
+
 # Victim first; the hog starts once the victim's memory is all touched.
+# victim_pid is the process whose memory is watched; reporter_pid the one
+# writing victim.tsv (the same one, but for redis: its load generator).
 victim_pid=
 case $VICTIM in
 server)
-	start_victim --wss "$VICTIM_WSS" --mode server --period 10ms --touch 16 --duration "$DURATION" \
-		--log "$out/victim_rounds.tsv" >"$out/victim.tsv" 2>&1 &
+	start_victim victim --wss "$VICTIM_WSS" --mode server --period 10ms --touch 16 \
+		--duration "$victim_duration" --log "$out/victim_rounds.tsv" >"$out/victim.tsv" 2>&1 &
 	victim_pid=$!
 	;;
 comego)
 	# A server that comes and goes: while it is away its memory is free.
-	start_victim --wss "$VICTIM_WSS" --mode server --period 10ms --touch 16 --duration "$DURATION" \
+	start_victim victim --wss "$VICTIM_WSS" --mode server --period 10ms --touch 16 --duration "$DURATION" \
 		--busy "$VICTIM_BUSY" --away "$VICTIM_AWAY" \
 		--log "$out/victim_rounds.tsv" >"$out/victim.tsv" 2>&1 &
 	victim_pid=$!
 	;;
 idle)
-	start_victim --wss "$VICTIM_WSS" --mode idle --sleep $((DURATION * 3)) >"$out/victim.tsv" 2>&1 &
+	start_victim victim --wss "$VICTIM_WSS" --mode idle --sleep $((DURATION * 3)) >"$out/victim.tsv" 2>&1 &
 	victim_pid=$!
 	;;
+redis)
+	# A real server: redis-server holding VICTIM_WSS of values, with a GET
+	# of a random key due every 2 ms from redis-load, timed from when due.
+	start_victim redis-server --port 0 --unixsocket /run/redis.sock --save '' --appendonly no \
+		--dir /tmp >"$out/redis.log" 2>&1 &
+	victim_pid=$!
+	redis-load --socket /run/redis.sock --server-pid "$victim_pid" --data "$VICTIM_WSS" --period 2ms \
+		--duration "$victim_duration" --log "$out/victim_rounds.tsv" >"$out/victim.tsv" 2>&1 &
+	reporter_pid=$!
+	;;
 esac
+[ "$VICTIM" = redis ] || reporter_pid=$victim_pid
 if [ -n "$victim_pid" ]; then
 	echo "$victim_pid" >"$roles/victim"
 	waited=0
@@ -157,6 +182,12 @@ start_hog() {
 	role=$1
 	if [ -n "$HOG_CMD" ]; then
 		set -- timeout "$DURATION" sh -c "$HOG_CMD"
+	elif [ "$HOG_KIND" = gnusort ]; then
+		# One thread, so that its work does not depend on the guest's CPUs;
+		# with no SORT_BUFFER, sort sizes its buffer itself (GNU sort reads
+		# RLIMIT_RSS and stays under it).
+		set -- sort --parallel=1 --temporary-directory=/scratch --output=/dev/null /scratch/sort-input
+		[ -z "$SORT_BUFFER" ] || set -- "$@" --buffer-size="$SORT_BUFFER"
 	elif [ -n "$HOG_PASSES" ]; then
 		set -- hog --name "$role" --size "$HOG_SIZE" --pattern "$HOG_PATTERN" --passes "$HOG_PASSES" \
 			--duration $((DURATION * 10))
@@ -204,8 +235,9 @@ start_damon() {
 
 hog_pids=
 killed=
-no_limit=
+incomplete_reason=
 if [ "$HOG_KIND" != none ]; then
+	hog_t0=$(cut -d' ' -f1 /proc/uptime)
 	start_hog hog
 	hog_pids=$(cat "$roles/hog")
 	if [ "$HOGS" = 2 ]; then
@@ -221,20 +253,38 @@ if [ "$HOG_KIND" != none ]; then
 		rc=$?
 		echo "hog_exit $pid $rc" >>"$out/guest-settings.txt"
 		[ "$rc" -lt 128 ] || killed="$killed hog (pid $pid, exit $rc)"
+		[ "$HOG_KIND" != gnusort ] || [ "$rc" -eq 0 ] || [ "$rc" -ge 128 ] ||
+			incomplete_reason="sort failed (exit $rc): $(cat "$out/hog.tsv")"
 	done
+	if [ "$HOG_KIND" = gnusort ]; then
+		# Its fixed work (the input's bytes) and how long it took, in the
+		# summary line the hog program writes.
+		awk -v t0="$hog_t0" -v bytes="$(wc -c </scratch/sort-input)" '{
+			wall = $1 - t0
+			printf "# summary wall_s=%.3f work=%d work_unit=bytes work_per_s=%.0f\n", wall, bytes, bytes / wall
+		}' /proc/uptime >>"$out/hog.tsv"
+	fi
 	if [ -n "$limiter_pid" ] && ! wait "$limiter_pid"; then
-		no_limit="the limiter failed: the hog was never limited"
-		echo "# rsslim: $no_limit" >&2
+		incomplete_reason="the limiter failed: the hog was never limited"
+		echo "# rsslim: $incomplete_reason" >&2
 	fi
 	if [ -n "$damon_pid" ] && ! wait "$damon_pid"; then
-		no_limit="DAMON failed: $(cat "$out/damon.err")"
-		echo "# rsslim: $no_limit" >&2
+		incomplete_reason="DAMON failed: $(cat "$out/damon.err")"
+		echo "# rsslim: $incomplete_reason" >&2
 	fi
 fi
 
 case $VICTIM in
 idle) kill -USR1 "$victim_pid" ;;
+*) [ "$HOG_KIND" != gnusort ] || kill -TERM "$reporter_pid" ;;
 esac
+if [ -n "$victim_pid" ] && [ "$reporter_pid" != "$victim_pid" ]; then
+	wait "$reporter_pid"
+	rc=$?
+	echo "load_exit $reporter_pid $rc" >>"$out/guest-settings.txt"
+	[ "$rc" -eq 0 ] || killed="$killed redis-load (pid $reporter_pid, exit $rc: $(tail -n1 "$out/victim.tsv"))"
+	kill -TERM "$victim_pid" 2>/dev/null
+fi
 if [ -n "$victim_pid" ]; then
 	wait "$victim_pid"
 	rc=$?
@@ -265,9 +315,10 @@ fi
 head -n1 /proc/stat >"$out/cpu.after"
 cat /proc/vmstat >"$out/vmstat.after"
 dmesg >"$out/dmesg.txt"
-# A -pid scenario whose hog got no limit measured nothing it claims to.
-if [ -n "$no_limit" ]; then
-	echo "incomplete: $no_limit" >"$out/status"
+# A -pid scenario whose hog got no limit, or a sort that failed, measured
+# nothing it claims to.
+if [ -n "$incomplete_reason" ]; then
+	echo "incomplete: $incomplete_reason" >"$out/status"
 	exit 0
 fi
 # A role that died by a signal (the OOM killer, most likely) makes the

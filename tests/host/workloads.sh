@@ -6,7 +6,7 @@ cd "$(dirname "$0")/../.."
 bin=build/bin
 # shellcheck source=tests/host/tap-lib.sh
 . "tests/host/tap-lib.sh"
-tap_start 12
+tap_start 15
 # rejects PROGRAM ARGS...: exit 2 and exactly one line on stderr.
 rejects() {
 	local rc=0 lines
@@ -39,6 +39,71 @@ victim_rejects_bad_input() {
 		"--mode idle --away 1s"
 }
 check "victim refuses bad input with one line and exit 2" victim_rejects_bad_input
+
+redis_load_rejects_bad_input() {
+	all_rejected redis-load "--server-pid 1" "--socket $tmp/s" "--socket $tmp/s --server-pid 0" \
+		"--socket $tmp/s --server-pid 1 --value 0" "--socket $tmp/s --server-pid 1 --data 1K --value 2K" \
+		"--socket $tmp/s --server-pid 1 --period 10us" "--socket $tmp/s --server-pid 1 --duration 0" \
+		"--socket $tmp/s --server-pid 1 --bogus" "--socket $tmp/s --server-pid 1 extra"
+}
+check "redis-load refuses bad input with one line and exit 2" redis_load_rejects_bad_input
+
+# start_redis: a redis-server on a unix socket in $tmp (Debian's binary is
+# redis-check-rdb, which acts as the server under that name); sets redis_pid.
+start_redis() {
+	ln -sf /usr/bin/redis-check-rdb "$tmp/redis-server"
+	"$tmp/redis-server" --port 0 --unixsocket "$tmp/redis.sock" --save '' --appendonly no \
+		--dir "$tmp" --logfile "$tmp/redis.log" &
+	redis_pid=$!
+}
+
+# Against a real server: every key is stored (the server's key count), the
+# requests are answered with the value stored (else redis-load exits 1),
+# and a 300 ms stall of the server shows in p99 and max, measured from when
+# each request was due, while the time the server took to answer a request
+# it had received stays short.
+redis_load_stall() {
+	local load rc=0
+	start_redis
+	"$bin/redis-load" --socket "$tmp/redis.sock" --server-pid "$redis_pid" --data 2M --value 1000 \
+		--period 5ms --duration 1.5 --log "$tmp/redis-rounds.tsv" >"$tmp/redis.out" &
+	load=$!
+	until grep -q '^# ready keys=2097$' "$tmp/redis.out" 2>/dev/null; do
+		kill -0 "$load" || { cat "$tmp/redis.out"; return 1; }
+		sleep 0.05
+	done
+	sleep 0.4
+	kill -STOP "$redis_pid"
+	sleep 0.3
+	kill -CONT "$redis_pid"
+	wait "$load" || rc=$?
+	kill "$redis_pid"
+	wait "$redis_pid" 2>/dev/null || true
+	[ "$rc" -eq 0 ] || return 1
+	awk -F'\t' '/^#/ { next }
+		++rows == 2 { print "# requests " $1 ", missed " $2 ", p99 " $5 " us, max " $7 " us, service max " $11 " us"
+			ok = $1 >= 250 && $2 >= 30 && $5 >= 150000 && $7 >= 250000 }
+		END { exit !ok }' "$tmp/redis.out" || return 1
+	[ "$(wc -l <"$tmp/redis-rounds.tsv")" -ge 250 ]
+}
+check "redis-load fills a real redis-server and times requests from when due: a 300 ms stall shows" redis_load_stall
+
+# The summary's majflt is the server's, read from its /proc/PID/stat: a
+# server that is gone is an error, not a zero.
+redis_load_server_gone() {
+	local rc=0
+	start_redis
+	"$bin/redis-load" --socket "$tmp/redis.sock" --server-pid "$redis_pid" --data 1M \
+		--duration 5 >"$tmp/gone.out" 2>"$tmp/gone.err" &
+	local load=$!
+	until grep -q '^# ready' "$tmp/gone.out" 2>/dev/null; do sleep 0.05; done
+	kill -KILL "$redis_pid"
+	wait "$load" || rc=$?
+	wait "$redis_pid" 2>/dev/null || true
+	echo "# exit $rc: $(cat "$tmp/gone.err")"
+	[ "$rc" -eq 1 ] && ! grep -q '^rounds' "$tmp/gone.out"
+}
+check "redis-load fails with an error, and no summary, when the server dies" redis_load_server_gone
 
 hog_uncreatable_file() {
 	rejects "$bin/hog" --mode file --file "$tmp/no/such/dir/hog.data" --size 1M
