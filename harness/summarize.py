@@ -210,7 +210,8 @@ def summarise_dir(path):
         elif hog.get("work_unit") == "bytes":
             # GNU sort: a fixed input, so the time it took is the figure.
             r["hog_done_s"] = num(hog.get("wall_s"))
-        r["hog_majflt"] = num(hog.get("majflt"))
+        if num(hog.get("majflt")) is not None:
+            r["hog_majflt"] = num(hog.get("majflt"))
         if num(hog.get("stime_ms")) is not None:
             r["hog_stime_s"] = num(hog.get("stime_ms")) / 1000
     trimd = read_kv_line(os.path.join(path, "trimd.tsv"), "# summary ")
@@ -510,7 +511,7 @@ def main():
         redis = [(label, index[(label, lru)]) for label in order
                  if label.startswith("redis-") and (label, lru) in index]
         if redis:
-            print("%s: redis-server (its values, a GET due every 2 ms, latency from when due) "
+            print("%s: redis-server (its values, a GET due every 10 ms, latency from when due) "
                   "beside a hog under prlimit --rss:" % lru)
             for label, r in redis:
                 print("  %s: p50 %s us, p99 %s us, p99.9 %s us, %s late requests, %s major faults of "

@@ -148,11 +148,11 @@ idle)
 	;;
 redis)
 	# A real server: redis-server holding VICTIM_WSS of values, with a GET
-	# of a random key due every 2 ms from redis-load, timed from when due.
+	# of a random key due every 10 ms from redis-load, timed from when due.
 	start_victim redis-server --port 0 --unixsocket /run/redis.sock --save '' --appendonly no \
 		--dir /tmp >"$out/redis.log" 2>&1 &
 	victim_pid=$!
-	redis-load --socket /run/redis.sock --server-pid "$victim_pid" --data "$VICTIM_WSS" --period 2ms \
+	redis-load --socket /run/redis.sock --server-pid "$victim_pid" --data "$VICTIM_WSS" --period 10ms \
 		--duration "$victim_duration" --log "$out/victim_rounds.tsv" >"$out/victim.tsv" 2>&1 &
 	reporter_pid=$!
 	;;
@@ -183,10 +183,11 @@ start_hog() {
 	if [ -n "$HOG_CMD" ]; then
 		set -- timeout "$DURATION" sh -c "$HOG_CMD"
 	elif [ "$HOG_KIND" = gnusort ]; then
+		# (/usr/bin: busybox's sort comes first in the guest's PATH.)
 		# One thread, so that its work does not depend on the guest's CPUs;
 		# with no SORT_BUFFER, sort sizes its buffer itself (GNU sort reads
 		# RLIMIT_RSS and stays under it).
-		set -- sort --parallel=1 --temporary-directory=/scratch --output=/dev/null /scratch/sort-input
+		set -- /usr/bin/sort --parallel=1 --temporary-directory=/scratch --output=/dev/null /scratch/sort-input
 		[ -z "$SORT_BUFFER" ] || set -- "$@" --buffer-size="$SORT_BUFFER"
 	elif [ -n "$HOG_PASSES" ]; then
 		set -- hog --name "$role" --size "$HOG_SIZE" --pattern "$HOG_PATTERN" --passes "$HOG_PASSES" \
