@@ -590,6 +590,14 @@ static void thp_trim(struct __test_metadata *_metadata, FIXTURE_DATA(active) *se
 		SKIP(return, "this kernel has no transparent huge pages");
 	ASSERT_EQ(0, write_file(THP_ENABLED, "always"));
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", mode));
+	/*
+	 * Free 2 MiB blocks for the huge pages: the tests before this one
+	 * leave memory fragmented, and on the debug kernel (less free memory,
+	 * KASAN's shadow) the toucher got only 6-14 MiB of huge pages without
+	 * this.
+	 */
+	drop_caches();
+	ASSERT_EQ(0, write_file("/proc/sys/vm/compact_memory", "1"));
 
 	pid = spawn_toucher("huge", 48 * MIB, TOUCH_LOOP, RLIM_INFINITY);
 	ASSERT_GT(pid, 0);
