@@ -34,7 +34,7 @@ UPSTREAM_MM := cow mkdirty madv_populate map_populate mrelease_test mremap_test 
 UPSTREAM    := $(BUILD)/upstream-tests
 UAPI        := $(BUILD)/uapi/include/linux/mman.h
 SCRIPTS     := $(wildcard harness/*.sh harness/guest/*.sh tests/guest/*.sh tests/host/*.sh tools/*/*.sh) \
-	       harness/guest/init .ci/run
+	       harness/guest/init .ci/run tests/fixtures/fake-ssh
 
 .PHONY: plots compare help deps kernel kernel-tree kernel-patches workloads host-tests guest-tests upstream-tests initramfs shell test \
 	bench check clean distclean install-rsstrimd
@@ -67,6 +67,10 @@ help:
 	@echo '  GUEST_CPUS=2         guest CPUs'
 	@echo '  SCENARIOS= DURATION= REPEAT= LRU= RSS_LIMIT= HOG= MODE= SAMPLE_INTERVAL= RESULTS_DIR='
 	@echo '                       bench controls (see README)'
+	@echo '  SWAP_KIND=disk|zram|zswap  what the guest swaps to'
+	@echo '  JOBS=1 HOSTS=h1,h2   guests at once (pinned apart), and other hosts to run them on (ssh)'
+	@echo '  SWEEP=<name>         cross the axes of harness/sweeps/<name> (e.g. swap-and-size)'
+	@echo '  RESUME=<run-id>      finish an interrupted bench run: only its missing jobs run'
 
 deps:
 	@harness/deps.sh

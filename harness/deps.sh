@@ -33,7 +33,7 @@ needed=(
 	bc:/usr/bin/bc
 	libelf-dev:/usr/include/libelf.h
 	libssl-dev:/usr/include/openssl/ssl.h
-	rsync:/usr/bin/rsync
+	rsync:/usr/bin/rsync # also how parallel sends a remote bench job its files
 	cpio:/usr/bin/cpio
 	xz-utils:/usr/bin/xz
 	git:/usr/bin/git
@@ -41,6 +41,7 @@ needed=(
 	python3:/usr/bin/python3 # harness/summarize.py
 	shellcheck:/usr/bin/shellcheck
 	jq:/usr/bin/jq
+	parallel:/usr/bin/parallel # runs the bench's guest jobs, here or on HOSTS over ssh
 	procps:/usr/bin/pgrep # the fault tests look for QEMU left behind
 	systemd:/usr/bin/systemd-analyze # tests/host/rsstrimd.sh verifies the rsstrimd unit
 )

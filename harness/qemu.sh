@@ -2,7 +2,11 @@
 # Boot the rsslim kernel and initramfs in QEMU and run one guest job.
 #
 #   qemu.sh --job test|bench|shell --out DIR [--ram MIB] [--swap MIB]
-#           [--timeout SECONDS] [--append 'key=value ...'] [--kernel F] [--initrd F]
+#           [--swap-kind disk|zram|zswap] [--timeout SECONDS]
+#           [--append 'key=value ...'] [--kernel F] [--initrd F]
+#
+# --swap-kind: the guest swaps to its virtio disk (disk), to a zram device of
+# the same size in its own memory (zram), or to the disk behind zswap (zswap).
 #
 # The guest console (ttyS0) goes to DIR/console.log, the job's output (ttyS1)
 # to stdout and DIR/job.log; a results archive the guest writes to its second
@@ -13,7 +17,7 @@ set -euo pipefail
 # shellcheck source=harness/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-job='' out='' ram=256 swap=512 timeout_s=600 append=''
+job='' out='' ram=256 swap=512 swap_kind=disk timeout_s=600 append=''
 kernel=$("$RSSLIM_TOP/harness/kernel.sh" path "${KCONFIG:-default}")
 initrd=$BUILD_DIR/initramfs.cpio.gz
 while [ $# -gt 0 ]; do
@@ -22,6 +26,7 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift 2 ;;
 	--ram) ram=$2; shift 2 ;;
 	--swap) swap=$2; shift 2 ;;
+	--swap-kind) swap_kind=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
 	--kernel) kernel=$2; shift 2 ;;
@@ -33,6 +38,10 @@ done
 [ -n "$out" ] || die "qemu.sh: --out is required"
 ram=$(parse_size_mib "$ram") || die "RAM must be a size such as 256M or 1G"
 swap_mib=$(parse_size_mib "$swap") || die "SWAP must be a size such as 512M or 1G"
+case $swap_kind in
+disk | zram | zswap) ;;
+*) die "SWAP_KIND must be disk, zram or zswap (got '$swap_kind')" ;;
+esac
 if ! [[ $timeout_s =~ ^[0-9]+$ ]] || [ "$timeout_s" -eq 0 ]; then
 	die "timeout must be a positive number of seconds"
 fi
@@ -101,13 +110,13 @@ disk_args+=(-drive "file=$out/scratch.img,if=virtio,format=raw,cache=unsafe")
 cleanup_disks() { rm -f "$out/swap.img" "$out/results.img" "$out/scratch.img"; }
 trap cleanup_disks EXIT
 
-cmdline="$cmdline_base rsslim.job=$job rsslim.swap_mib=$swap_mib $append"
+cmdline="$cmdline_base rsslim.job=$job rsslim.swap_mib=$swap_mib rsslim.swap_kind=$swap_kind $append"
 if [ "$job" = shell ]; then
 	log "booting a guest shell ($accel, ${ram} MiB RAM, ${swap_mib} MiB swap); leave with 'poweroff -f'"
 	exec "${qemu_base[@]}" -accel "$accel" -nographic "${disk_args[@]}" -append "$cmdline"
 fi
 
-log "booting guest job '$job' ($accel, ${ram} MiB RAM, ${swap_mib} MiB swap, timeout ${timeout_s} s)"
+log "booting guest job '$job' ($accel, ${ram} MiB RAM, ${swap_mib} MiB $swap_kind swap, timeout ${timeout_s} s)"
 start=$(date +%s)
 # The pipeline runs in the background so that a signal (Ctrl-C reaches this
 # script, not QEMU: timeout puts QEMU in a process group of its own) is

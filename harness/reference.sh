@@ -47,7 +47,7 @@ cp "$merged"/{meta.json,summary.tsv,summary.json,report.txt} "$out/"
 for d in "$merged"/*.*/; do
 	d=${d%/}
 	mkdir -p "$out/$(basename "$d")"
-	for f in scenario job.env status guest-settings.txt victim.tsv hog.tsv hog2.tsv trimd.tsv limit.tsv \
+	for f in scenario job.env status guest-settings.txt victim.tsv hog.tsv hog2.tsv trimd.tsv limit.tsv zram-mm_stat host.json \
 		cpu.before cpu.after; do
 		[ ! -f "$d/$f" ] || cp "$d/$f" "$out/$(basename "$d")/"
 	done

@@ -2,7 +2,9 @@
 """Summarise a bench run: results/<run-id>/<scenario>.<lru>[.rN]/ -> summary.tsv,
 summary.json, and a printed comparison table with the headline ratios."""
 
+import contextlib
 import gzip
+import io
 import json
 import math
 import os
@@ -164,6 +166,8 @@ def settings_problems(want, knobs):
     # (Runs from before min_ttl_ms was recorded do not say.)
     if "min_ttl_ms" in want and knobs.get("min_ttl_ms") not in (want["min_ttl_ms"], "absent"):
         problems.append("min_ttl_ms is %s, the scenario asked for %s" % (knobs.get("min_ttl_ms"), want["min_ttl_ms"]))
+    if "swap_kind" in want and knobs.get("swap_kind") != want["swap_kind"]:
+        problems.append("the guest swapped to %s, the run asked for %s" % (knobs.get("swap_kind"), want["swap_kind"]))
     lru = knobs.get("lru_gen_enabled")
     got_lru = None if lru in (None, "absent") else ("classic" if int(lru, 16) == 0 else "mglru")
     if got_lru != want.get("lru_gen_enabled"):
@@ -259,6 +263,16 @@ def summarise_dir(path):
     for k in VMSTAT_KEYS:
         if k in before and k in after:
             r[k] = after[k] - before[k]
+    # zram's mm_stat once a second (orig_data_size compr_data_size
+    # mem_used_total ...): how many times smaller it kept what it held most.
+    try:
+        with open_text(os.path.join(path, "zram-mm_stat")) as f:
+            stats = [[int(x) for x in line.split()[:3]] for line in f if len(line.split()) >= 3]
+        orig, _, used = max(stats)
+        if used > 0:
+            r["zram_ratio"] = orig / used
+    except (OSError, ValueError):
+        pass
     # USER_HZ is 100 on every architecture the harness boots.
     cpu0 = read_cpu_ticks(os.path.join(path, "cpu.before"))
     cpu1 = read_cpu_ticks(os.path.join(path, "cpu.after"))
@@ -280,6 +294,7 @@ COLUMNS = [
     ("hogs_wall_s", "2 hogs s"), ("token_share_hog", "tok.hog %"), ("token_share_hog2", "tok.hog2 %"),
     ("token_share_victim", "tok.vic %"),
     ("pswpin", "swapins"), ("pswpout", "swapouts"), ("oom_kill", "OOM kills"),
+    ("zram_ratio", "zram x"),
     ("kernel_cpu_s", "sys cpu s"), ("hog_stime_s", "hog sys s"),
     ("trimd_user_s", "trimd usr s"), ("trimd_sys_s", "trimd sys s"),
 ]
@@ -341,6 +356,7 @@ def main():
         if not os.path.isdir(path) or "." not in name:
             continue
         parts = name.split(".")
+        # label[+AXIS-value...].lru[.rN]: a sweep's variant follows the label.
         scenario, lru = parts[0], parts[1]
         r = summarise_dir(path)
         if not r["complete"] or os.path.exists(os.path.join(path, "INCOMPLETE")):
@@ -353,7 +369,8 @@ def main():
 
     rows = []
     for (scenario, lru), runs in groups.items():
-        row = {"scenario": scenario, "lru": lru, "runs": len(runs),
+        base, _, variant = scenario.partition("+")
+        row = {"scenario": scenario, "base": base, "variant": variant, "lru": lru, "runs": len(runs),
                "description": runs[0].get("description", ""),
                "kernel": runs[0]["settings"].get("kernel_release", ""),
                "settings": runs[0]["settings"]}
@@ -372,7 +389,7 @@ def main():
         rows.append(row)
     index = {(r["scenario"], r["lru"]): r for r in rows}
     for r in rows:
-        alone = index.get(("victim-alone", r["lru"]))
+        alone = index.get(("victim-alone" + ("+" + r["variant"] if r["variant"] else ""), r["lru"]))
         if alone and alone.get("victim_p99_us") and r.get("victim_p99_us") is not None:
             r["victim_p99_increase_pct"] = 100.0 * (r["victim_p99_us"] / alone["victim_p99_us"] - 1)
 
@@ -388,11 +405,12 @@ def main():
              "redis-memhigh", "redis-trimd",
              "sort-off", "sort-selflimit", "sort-rsslimit-m1", "sort-rsslimit-m2", "sort-rsslimit-m3",
              "sort-memhigh"]
+    # A sweep's variants of one scenario side by side.
     rows.sort(key=lambda r: (r["lru"] != "mglru",
-                             order.index(r["scenario"]) if r["scenario"] in order else 99,
-                             r["scenario"]))
+                             order.index(r["base"]) if r["base"] in order else 99,
+                             r["base"], r["variant"]))
     with open(os.path.join(run_dir, "summary.tsv"), "w") as f:
-        keys = (["scenario", "lru", "runs"] + [k for k, _ in COLUMNS] +
+        keys = (["scenario", "lru", "variant", "runs"] + [k for k, _ in COLUMNS] +
                 [k + sfx for k, _ in SPREAD_KEYS for sfx in ("_ci_lo", "_ci_hi", "_ci_pct")])
         f.write("\t".join(keys) + "\n")
         for r in rows:
@@ -412,129 +430,140 @@ def main():
     for row in table:
         print("  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
     print()
-    mode_names = {"m1": "passive", "m2": "active", "m3": "hard", "trimd": "rsstrimd on stock 6.12",
-                  "off": "patched kernel, knobs off", "stock": "stock 6.12 (limit ignored)",
-                  "memhigh": "memory.high on stock 6.12 instead",
-                  "damon": "DAMOS pageout (DAMON) on stock 6.12"}
+    def prose(index):
+        """What the table says, in words: index maps (scenario, LRU) to a row."""
+        mode_names = {"m1": "passive", "m2": "active", "m3": "hard", "trimd": "rsstrimd on stock 6.12",
+                      "off": "patched kernel, knobs off", "stock": "stock 6.12 (limit ignored)",
+                      "memhigh": "memory.high on stock 6.12 instead",
+                      "damon": "DAMOS pageout (DAMON) on stock 6.12"}
 
-    def mode_text(label):
-        mode = mode_names.get(label.rsplit("-", 1)[-1], label)
-        if "-pid-" in label:
-            return mode + ", given by prlimit --pid once the hog had grown"
-        return mode
+        def mode_text(label):
+            mode = mode_names.get(label.rsplit("-", 1)[-1], label)
+            if "-pid-" in label:
+                return mode + ", given by prlimit --pid once the hog had grown"
+            return mode
 
-    def late_text(r):
-        """For a limit given to the running hog: judged from when it took effect."""
-        if r.get("victim_kept_since_limit_pct") is None:
-            return ""
-        return ("; it had %s MiB when the limit took effect (%s MiB when prlimit started) "
-                "and kept %s%% of it" % (fmt(r["victim_rss_at_limit_kb"] / 1024),
-                                         fmt((r.get("victim_rss_before_prlimit_kb") or 0) / 1024),
-                                         fmt(r["victim_kept_since_limit_pct"])))
+        def late_text(r):
+            """For a limit given to the running hog: judged from when it took effect."""
+            if r.get("victim_kept_since_limit_pct") is None:
+                return ""
+            return ("; it had %s MiB when the limit took effect (%s MiB when prlimit started) "
+                    "and kept %s%% of it" % (fmt(r["victim_rss_at_limit_kb"] / 1024),
+                                             fmt((r.get("victim_rss_before_prlimit_kb") or 0) / 1024),
+                                             fmt(r["victim_kept_since_limit_pct"])))
 
-    def hog_text(r):
-        if r.get("hog_kpages_s") is None:
-            if r.get("oom_kill"):
-                return "hog work not reported (the OOM killer ended a process before the hog finished)"
-            return "hog work not measured (a custom HOG command reports none)"
-        return "the hog touched %s thousand pages/s" % fmt(r["hog_kpages_s"])
+        def hog_text(r):
+            if r.get("hog_kpages_s") is None:
+                if r.get("oom_kill"):
+                    return "hog work not reported (the OOM killer ended a process before the hog finished)"
+                return "hog work not measured (a custom HOG command reports none)"
+            return "the hog touched %s thousand pages/s" % fmt(r["hog_kpages_s"])
 
-    def cpu_text(r):
-        """Where the CPU went: the whole guest kernel, the hog's own system time, rsstrimd."""
-        if r.get("kernel_cpu_s") is None:
-            return ""
-        text = "; kernel CPU %s s, hog system time %s s" % (
-            fmt(r["kernel_cpu_s"]), fmt(r.get("hog_stime_s")))
-        if r.get("trimd_user_s") is not None:
-            text += ", rsstrimd %s s user + %s s system" % (fmt(r["trimd_user_s"]), fmt(r["trimd_sys_s"]))
-        return text
+        def cpu_text(r):
+            """Where the CPU went: the whole guest kernel, the hog's own system time, rsstrimd."""
+            if r.get("kernel_cpu_s") is None:
+                return ""
+            text = "; kernel CPU %s s, hog system time %s s" % (
+                fmt(r["kernel_cpu_s"]), fmt(r.get("hog_stime_s")))
+            if r.get("trimd_user_s") is not None:
+                text += ", rsstrimd %s s user + %s s system" % (fmt(r["trimd_user_s"]), fmt(r["trimd_sys_s"]))
+            return text
 
-    for lru in ("mglru", "classic"):
-        # Today's Linux: a hog whose prlimit --rss stock 6.12 ignores, or one with no limit.
-        unl, what = index.get(("hog-rsslimit-stock", lru)), "under an ignored prlimit --rss on stock 6.12"
-        if not unl:
-            unl, what = index.get(("hog-unlimited", lru)), "with no limit"
-        if unl and unl.get("victim_majflt") is not None:
-            print("%s: beside a hog %s the victim took %s major faults, p99 %s us." % (
-                lru, what, fmt(unl["victim_majflt"]), fmt(unl.get("victim_p99_us"))))
-            for label in sorted(k[0] for k in index if k[1] == lru and k[0].startswith("hog-rsslimit")):
-                r = index[(label, lru)]
-                cut = "" if not unl["victim_majflt"] else " (%+.0f%%)" % (
-                    100.0 * ((r.get("victim_majflt") or 0) / unl["victim_majflt"] - 1))
-                print("  prlimit --rss, %s: %s major faults%s, p99 %s us, %s%s%s." % (
-                    mode_text(label), fmt(r.get("victim_majflt")), cut, fmt(r.get("victim_p99_us")),
-                    hog_text(r), late_text(r), cpu_text(r)))
-            for label, what in (("hog-trimd", "prlimit --rss + rsstrimd"), ("hog-memhigh", "memory.high instead"),
-                                ("hog-memlow", "no limit, memory.low on the victim"),
-                                ("hog-memmin", "no limit, memory.min on the victim"),
-                                ("hog-damon", "DAMOS pageout towards the limit instead"),
-                                ("hog-minttl", "no limit, MGLRU min_ttl_ms=1000")):
-                r = index.get((label, lru))
-                if r:
-                    oom = "; %s OOM kills" % fmt(r["oom_kill"]) if r.get("oom_kill") else ""
-                    print("  %s: %s major faults, p99 %s us, %s%s%s." % (
-                        what, fmt(r.get("victim_majflt")), fmt(r.get("victim_p99_us")), hog_text(r),
-                        oom, cpu_text(r)))
-        idle = sorted(k[0] for k in index if k[1] == lru and k[0].startswith("idle-2004"))
-        if idle:
-            print("%s: 2004 test (sleeping 100 MiB beside a sorting hog under ulimit -m 4000):" % lru)
-            for label in idle:
-                r = index[(label, lru)]
-                print("  %s: the sleeper kept %s%% of its memory%s; re-touching took %s ms, %s major faults; "
-                      "the sorting hog visited %s million elements/s%s." % (
-                          mode_text(label), fmt(r.get("victim_resident_pct")), late_text(r),
-                          fmt(r.get("victim_retouch_ms")), fmt(r.get("victim_majflt")),
-                          fmt(r.get("hog_melem_s")), cpu_text(r)))
-    for lru in ("mglru", "classic"):
-        come = [(label, index[(label, lru)]) for label in order
-                if label.startswith("comego-") and (label, lru) in index]
-        if come:
-            print("%s: a server that comes and goes beside a hog that fits only while it is away:" % lru)
-            high = index.get(("comego-memhigh", lru))
-            for label, r in come:
-                what = ("prlimit --rss, " if label.startswith("comego-rsslimit") else "") + mode_text(label)
-                ratio = ""
-                if label.startswith("comego-rsslimit") and high and high.get("hog_kpages_s") and \
-                        r.get("hog_kpages_s") is not None:
-                    ratio = " (%.1fx the work under memory.high)" % (r["hog_kpages_s"] / high["hog_kpages_s"])
-                print("  %s: p99 %s us, %s missed rounds, refill %s ms (max %s), %s major faults; "
-                      "the hog touched %s thousand pages/s%s." % (
-                          what, fmt(r.get("victim_p99_us")), fmt(r.get("victim_missed")),
-                          fmt(r.get("victim_refill_p50_ms")), fmt(r.get("victim_refill_max_ms")),
-                          fmt(r.get("victim_majflt")), fmt(r.get("hog_kpages_s")), ratio))
-    def described(label, r):
-        """A row's own description (it says which kernel), and the mode it ran in."""
-        mode = label.rsplit("-", 1)[-1]
-        return r.get("description", label) + (", %s mode" % mode_names[mode] if mode in ("m1", "m2", "m3") else "")
+        for lru in ("mglru", "classic"):
+            # Today's Linux: a hog whose prlimit --rss stock 6.12 ignores, or one with no limit.
+            unl, what = index.get(("hog-rsslimit-stock", lru)), "under an ignored prlimit --rss on stock 6.12"
+            if not unl:
+                unl, what = index.get(("hog-unlimited", lru)), "with no limit"
+            if unl and unl.get("victim_majflt") is not None:
+                print("%s: beside a hog %s the victim took %s major faults, p99 %s us." % (
+                    lru, what, fmt(unl["victim_majflt"]), fmt(unl.get("victim_p99_us"))))
+                for label in sorted(k[0] for k in index if k[1] == lru and k[0].startswith("hog-rsslimit")):
+                    r = index[(label, lru)]
+                    cut = "" if not unl["victim_majflt"] else " (%+.0f%%)" % (
+                        100.0 * ((r.get("victim_majflt") or 0) / unl["victim_majflt"] - 1))
+                    print("  prlimit --rss, %s: %s major faults%s, p99 %s us, %s%s%s." % (
+                        mode_text(label), fmt(r.get("victim_majflt")), cut, fmt(r.get("victim_p99_us")),
+                        hog_text(r), late_text(r), cpu_text(r)))
+                for label, what in (("hog-trimd", "prlimit --rss + rsstrimd"), ("hog-memhigh", "memory.high instead"),
+                                    ("hog-memlow", "no limit, memory.low on the victim"),
+                                    ("hog-memmin", "no limit, memory.min on the victim"),
+                                    ("hog-damon", "DAMOS pageout towards the limit instead"),
+                                    ("hog-minttl", "no limit, MGLRU min_ttl_ms=1000")):
+                    r = index.get((label, lru))
+                    if r:
+                        oom = "; %s OOM kills" % fmt(r["oom_kill"]) if r.get("oom_kill") else ""
+                        print("  %s: %s major faults, p99 %s us, %s%s%s." % (
+                            what, fmt(r.get("victim_majflt")), fmt(r.get("victim_p99_us")), hog_text(r),
+                            oom, cpu_text(r)))
+            idle = sorted(k[0] for k in index if k[1] == lru and k[0].startswith("idle-2004"))
+            if idle:
+                print("%s: 2004 test (sleeping 100 MiB beside a sorting hog under ulimit -m 4000):" % lru)
+                for label in idle:
+                    r = index[(label, lru)]
+                    print("  %s: the sleeper kept %s%% of its memory%s; re-touching took %s ms, %s major faults; "
+                          "the sorting hog visited %s million elements/s%s." % (
+                              mode_text(label), fmt(r.get("victim_resident_pct")), late_text(r),
+                              fmt(r.get("victim_retouch_ms")), fmt(r.get("victim_majflt")),
+                              fmt(r.get("hog_melem_s")), cpu_text(r)))
+        for lru in ("mglru", "classic"):
+            come = [(label, index[(label, lru)]) for label in order
+                    if label.startswith("comego-") and (label, lru) in index]
+            if come:
+                print("%s: a server that comes and goes beside a hog that fits only while it is away:" % lru)
+                high = index.get(("comego-memhigh", lru))
+                for label, r in come:
+                    what = ("prlimit --rss, " if label.startswith("comego-rsslimit") else "") + mode_text(label)
+                    ratio = ""
+                    if label.startswith("comego-rsslimit") and high and high.get("hog_kpages_s") and \
+                            r.get("hog_kpages_s") is not None:
+                        ratio = " (%.1fx the work under memory.high)" % (r["hog_kpages_s"] / high["hog_kpages_s"])
+                    print("  %s: p99 %s us, %s missed rounds, refill %s ms (max %s), %s major faults; "
+                          "the hog touched %s thousand pages/s%s." % (
+                              what, fmt(r.get("victim_p99_us")), fmt(r.get("victim_missed")),
+                              fmt(r.get("victim_refill_p50_ms")), fmt(r.get("victim_refill_max_ms")),
+                              fmt(r.get("victim_majflt")), fmt(r.get("hog_kpages_s")), ratio))
+        def described(label, r):
+            """A row's own description (it says which kernel), and the mode it ran in."""
+            mode = label.rsplit("-", 1)[-1]
+            return r.get("description", label) + (", %s mode" % mode_names[mode] if mode in ("m1", "m2", "m3") else "")
 
-    for lru in ("mglru", "classic"):
-        redis = [(label, index[(label, lru)]) for label in order
-                 if label.startswith("redis-") and (label, lru) in index]
-        if redis:
-            print("%s: redis-server (its values, a GET due every 10 ms, latency from when due) "
-                  "beside a hog under prlimit --rss:" % lru)
-            for label, r in redis:
-                print("  %s: p50 %s us, p99 %s us, p99.9 %s us, %s late requests, %s major faults of "
-                      "the server, which kept %s%% of its memory; %s." % (
-                          described(label, r), fmt(r.get("victim_p50_us")), fmt(r.get("victim_p99_us")),
-                          fmt(r.get("victim_p999_us")), fmt(r.get("victim_missed")),
-                          fmt(r.get("victim_majflt")), fmt(r.get("victim_rss_kept_pct")),
-                          hog_text(r) if label != "redis-alone" else "no hog"))
-        sorts = [(label, index[(label, lru)]) for label in order
-                 if label.startswith("sort-") and (label, lru) in index]
-        if sorts:
-            print("%s: the victim beside GNU sort (a fixed input) under prlimit --rss:" % lru)
-            for label, r in sorts:
-                print("  %s: the sort took %s s; the victim: %s major faults, p99 %s us, kept %s%% "
-                      "of its memory%s." % (
-                          described(label, r), fmt(r.get("hog_done_s")), fmt(r.get("victim_majflt")),
-                          fmt(r.get("victim_p99_us")), fmt(r.get("victim_rss_kept_pct")), cpu_text(r)))
-    for lru in ("mglru", "classic"):
-        on, off = index.get(("thrash-token", lru)), index.get(("thrash-token-off", lru))
-        if on and off and on.get("hogs_wall_s") and off.get("hogs_wall_s"):
-            print("%s: two thrashing hogs finished in %s s with the swap token and %s s without "
-                  "(%s major faults vs %s)." % (lru, fmt(on["hogs_wall_s"]), fmt(off["hogs_wall_s"]),
-                                               fmt(on.get("hog_majflt")), fmt(off.get("hog_majflt"))))
+        for lru in ("mglru", "classic"):
+            redis = [(label, index[(label, lru)]) for label in order
+                     if label.startswith("redis-") and (label, lru) in index]
+            if redis:
+                print("%s: redis-server (its values, a GET due every 10 ms, latency from when due) "
+                      "beside a hog under prlimit --rss:" % lru)
+                for label, r in redis:
+                    print("  %s: p50 %s us, p99 %s us, p99.9 %s us, %s late requests, %s major faults of "
+                          "the server, which kept %s%% of its memory; %s." % (
+                              described(label, r), fmt(r.get("victim_p50_us")), fmt(r.get("victim_p99_us")),
+                              fmt(r.get("victim_p999_us")), fmt(r.get("victim_missed")),
+                              fmt(r.get("victim_majflt")), fmt(r.get("victim_rss_kept_pct")),
+                              hog_text(r) if label != "redis-alone" else "no hog"))
+            sorts = [(label, index[(label, lru)]) for label in order
+                     if label.startswith("sort-") and (label, lru) in index]
+            if sorts:
+                print("%s: the victim beside GNU sort (a fixed input) under prlimit --rss:" % lru)
+                for label, r in sorts:
+                    print("  %s: the sort took %s s; the victim: %s major faults, p99 %s us, kept %s%% "
+                          "of its memory%s." % (
+                              described(label, r), fmt(r.get("hog_done_s")), fmt(r.get("victim_majflt")),
+                              fmt(r.get("victim_p99_us")), fmt(r.get("victim_rss_kept_pct")), cpu_text(r)))
+        for lru in ("mglru", "classic"):
+            on, off = index.get(("thrash-token", lru)), index.get(("thrash-token-off", lru))
+            if on and off and on.get("hogs_wall_s") and off.get("hogs_wall_s"):
+                print("%s: two thrashing hogs finished in %s s with the swap token and %s s without "
+                      "(%s major faults vs %s)." % (lru, fmt(on["hogs_wall_s"]), fmt(off["hogs_wall_s"]),
+                                                   fmt(on.get("hog_majflt")), fmt(off.get("hog_majflt"))))
+
+    variants = sorted({r["variant"] for r in rows})
+    for variant in variants:
+        said = io.StringIO()
+        with contextlib.redirect_stdout(said):
+            prose({(r["base"], r["lru"]): r for r in rows if r["variant"] == variant})
+        if variant and said.getvalue():
+            print("With %s:" % ", ".join(part.replace("-", "=", 1) for part in variant.split("+")))
+        print(said.getvalue(), end="")
     print_spread(rows)
     if incomplete:
         print("INCOMPLETE (not in the table): " + " ".join(incomplete))

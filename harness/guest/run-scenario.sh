@@ -51,12 +51,24 @@ knob() {
 		echo "knob $1=absent"
 	fi
 }
+# What the guest swaps to: zram, the disk behind zswap, the disk, or none.
+swap_kind() {
+	if grep -q '^/dev/zram' /proc/swaps; then
+		echo zram
+	elif ! grep -q '^/dev/' /proc/swaps; then
+		echo none
+	elif [ "$(cat /sys/module/zswap/parameters/enabled 2>/dev/null)" = Y ]; then
+		echo zswap
+	else
+		echo disk
+	fi
+}
 # What the scenario asked for ("want") and what the guest had ("knob"): the
 # summary refuses a run where they differ (harness/summarize.py).
 {
 	echo "scenario=$SCENARIO lru=$LRU enforce=$ENFORCE rss_limit=$RSS_LIMIT duration=$DURATION"
 	echo "kernel=$(uname -r)"
-	echo "want kernel=$KERNEL rss_limit_enforce=$ENFORCE swap_token=$SWAP_TOKEN lru_gen_enabled=$LRU min_ttl_ms=$MIN_TTL_MS"
+	echo "want kernel=$KERNEL rss_limit_enforce=$ENFORCE swap_token=$SWAP_TOKEN lru_gen_enabled=$LRU min_ttl_ms=$MIN_TTL_MS swap_kind=${SWAP_KIND:-disk}"
 	knob rss_limit_enforce /proc/sys/vm/rss_limit_enforce
 	knob swap_token /proc/sys/vm/swap_token
 	knob swap_token_timeout_ms /proc/sys/vm/swap_token_timeout_ms
@@ -66,6 +78,8 @@ knob() {
 	knob transparent_hugepage /sys/kernel/mm/transparent_hugepage/enabled
 	knob swappiness /proc/sys/vm/swappiness
 	knob overcommit_memory /proc/sys/vm/overcommit_memory
+	echo "knob swap_kind=$(swap_kind)"
+	echo "knob swap_kib=$(awk 'NR > 1 { kib += $3 } END { print kib + 0 }' /proc/swaps)"
 } >"$out/guest-settings.txt"
 # GNU sort's input (HOG_KIND=gnusort): HOG_SIZE of random 100-byte lines
 # on the scratch disk, written before the caches are dropped, so that the
@@ -234,6 +248,13 @@ start_damon() {
 	damon_pid=$!
 }
 
+# zram swap: what it holds, and in how much memory, once a second.
+zram_pid=
+if [ "$(swap_kind)" = zram ]; then
+	while cat /sys/block/zram0/mm_stat; do sleep 1; done >"$out/zram-mm_stat" &
+	zram_pid=$!
+fi
+
 hog_pids=
 killed=
 incomplete_reason=
@@ -300,6 +321,7 @@ if [ -n "$sampler_pid" ]; then
 	kill "$sampler_pid"
 	wait "$sampler_pid"
 fi
+[ -z "$zram_pid" ] || { kill "$zram_pid"; wait "$zram_pid"; }
 if [ -d "$tracing/events/swap_token" ]; then
 	echo 0 >"$tracing/events/swap_token/enable"
 	# t_ms (since the sampler started) old_pid new_pid reason
