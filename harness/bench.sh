@@ -46,7 +46,7 @@ if [ -n "${RESUME:-}" ]; then
 	{ [ -f "$run_dir/settings.env" ] && [ -f "$run_dir/jobs.txt" ]; } ||
 		die "no resumable run $run_dir (it needs settings.env and jobs.txt, written by this version of bench)"
 	for k in "${settings_keys[@]}"; do
-		[ -z "${!k:-}" ] || [ "$k" = SEED ] ||
+		[ -z "${!k:-}" ] ||
 			die "RESUME runs with the settings the run started with: unset $k (JOBS and HOSTS may change)"
 	done
 	asked_sweep=${SWEEP:-}

@@ -25,9 +25,21 @@ rc=0
 for bad in "RAM=abc:RAM must be" "SWAP=-1:SWAP must be" "DURATION=0:DURATION must be" \
 	"SCENARIOS=no-such-scenario:unknown scenario" "LRU=fifo:LRU must be" \
 	"RSS_LIMIT=12Q:RSS_LIMIT must be" "REPEAT=0:REPEAT must be" "MODE=7:MODE must be" \
-	"SAMPLE_INTERVAL=5s:SAMPLE_INTERVAL must be" "ORDER=sorted:ORDER must be" "SEED=x1:SEED must be"; do
+	"SAMPLE_INTERVAL=5s:SAMPLE_INTERVAL must be" "ORDER=sorted:ORDER must be" "SEED=x1:SEED must be" \
+	"SWAP_KIND=tape:SWAP_KIND must be" "JOBS=0:JOBS must be" "SWEEP=no-such-sweep:no sweep file" \
+	"RESUME=../x:RESUME must be a run id" "RESUME=20000101-000000:no resumable run"; do
 	fails_with "^error: ${bad#*:}" env "${bad%%:*}" "$top/harness/bench.sh" || rc=1
 done
+# Sweep files: an axis of a setting that cannot be one, a key that is no
+# setting, an axis value that is no size, a key set twice.
+printf 'DURATION=5,10\n' >"$tmp/sweep-duration"
+printf 'RAM=256M,1G\nCOLOUR=red\n' >"$tmp/sweep-colour"
+printf 'RAM=256M,12Q\n' >"$tmp/sweep-badram"
+for bad in "sweep-duration:DURATION cannot be an axis" "sweep-colour:COLOUR is not a bench setting" \
+	"sweep-badram:RAM must be a size"; do
+	fails_with "^error: .*${bad#*:}" env SWEEP="$tmp/${bad%%:*}" "$top/harness/bench.sh" || rc=1
+done
+fails_with "^error: RAM is set both" env RAM=1G SWEEP="$tmp/sweep-colour" "$top/harness/bench.sh" || rc=1
 fails_with "^error: HOG cannot be used with scenario 'idle-2004-pid'" \
 	env SCENARIOS=idle-2004-pid HOG='hog --size 10M' "$top/harness/bench.sh" || rc=1
 [ "$results_before" = "$(list_results)" ] || rc=1
