@@ -283,16 +283,7 @@ static void run_server(struct victim *v)
 		if (v->o.duration_ns && due - start >= v->o.duration_ns)
 			break;
 	}
-	printf("rounds\tmissed\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\tmajflt\tservice_p50_us\t"
-	       "service_p99_us\tservice_max_us\trefills\trefill_p50_ms\trefill_max_ms\n");
-	printf("%llu\t%llu\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%llu\t%.1f\t%.1f\t%.1f\t%llu\t%.1f\t%.1f\n",
-	       (unsigned long long)rounds, (unsigned long long)late,
-	       wl_hist_percentile(&latency, 50) / 1e3, wl_hist_percentile(&latency, 90) / 1e3,
-	       wl_hist_percentile(&latency, 99) / 1e3, wl_hist_percentile(&latency, 99.9) / 1e3,
-	       latency.max / 1e3 * (latency.n > 0), (unsigned long long)(majflt_now() - majflt0),
-	       wl_hist_percentile(&service, 50) / 1e3, wl_hist_percentile(&service, 99) / 1e3,
-	       service.max / 1e3 * (service.n > 0), (unsigned long long)refill.n,
-	       wl_hist_percentile(&refill, 50) / 1e6, refill.max / 1e6 * (refill.n > 0));
+	wl_print_rounds_summary(stdout, rounds, late, &latency, majflt_now() - majflt0, &service, &refill);
 }
 
 static void run_idle(struct victim *v)

@@ -175,6 +175,26 @@ uint64_t wl_hist_bucket_high(size_t bucket)
 	return ((mant + 1) << shift) - 1;
 }
 
+void wl_print_rounds_summary(FILE *f, uint64_t rounds, uint64_t late, const struct wl_hist *latency,
+			     uint64_t majflt, const struct wl_hist *service,
+			     const struct wl_hist *refill)
+{
+	fprintf(f, "rounds\tmissed\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\tmajflt\tservice_p50_us\t"
+		"service_p99_us\tservice_max_us\trefills\trefill_p50_ms\trefill_max_ms\n");
+	fprintf(f, "%llu\t%llu\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%llu\t%.1f\t%.1f\t%.1f\t",
+		(unsigned long long)rounds, (unsigned long long)late,
+		wl_hist_percentile(latency, 50) / 1e3, wl_hist_percentile(latency, 90) / 1e3,
+		wl_hist_percentile(latency, 99) / 1e3, wl_hist_percentile(latency, 99.9) / 1e3,
+		latency->max / 1e3 * (latency->n > 0), (unsigned long long)majflt,
+		wl_hist_percentile(service, 50) / 1e3, wl_hist_percentile(service, 99) / 1e3,
+		service->max / 1e3 * (service->n > 0));
+	if (refill)
+		fprintf(f, "%llu\t%.1f\t%.1f\n", (unsigned long long)refill->n,
+			wl_hist_percentile(refill, 50) / 1e6, refill->max / 1e6 * (refill->n > 0));
+	else
+		fprintf(f, "0\t0\t0\n");
+}
+
 void wl_hist_add(struct wl_hist *h, uint64_t value)
 {
 	h->count[wl_hist_bucket(value)]++;

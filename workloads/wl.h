@@ -63,6 +63,16 @@ uint64_t wl_hist_percentile(const struct wl_hist *h, double p);
 size_t wl_hist_bucket(uint64_t value);
 uint64_t wl_hist_bucket_high(size_t bucket);
 
+/*
+ * A server's closing summary (a header line and a value line, as
+ * summarize.py reads them): rounds, late rounds, latency and service-time
+ * percentiles in microseconds, major faults, and refills in milliseconds
+ * (all 0 when refill is NULL: a server that never goes away).
+ */
+void wl_print_rounds_summary(FILE *f, uint64_t rounds, uint64_t late, const struct wl_hist *latency,
+			     uint64_t majflt, const struct wl_hist *service,
+			     const struct wl_hist *refill);
+
 /* The process's own counters, from getrusage() and /proc/self/statm. */
 struct wl_self {
 	uint64_t majflt;
