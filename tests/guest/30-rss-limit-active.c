@@ -643,11 +643,17 @@ static void thp_trim(struct __test_metadata *_metadata, FIXTURE_DATA(active) *se
 	       mode, huge_kb, before, smallest, bound, c1.swpout - c0.swpout,
 	       c1.swpout_fallback - c0.swpout_fallback, c1.split_page - c0.split_page,
 	       c1.split_pmd - c0.split_pmd);
-	/* The premise: most of the process was in huge pages. */
-	ASSERT_GE(huge_kb, 32 * 1024);
+	/*
+	 * The premise: half of the process or more was in huge pages (32-34
+	 * MiB of 48 on the default kernel; the debug kernel once got 30).
+	 */
+	ASSERT_GE(huge_kb, 24 * 1024);
 	EXPECT_LE(smallest, bound);
-	/* At least the 16 huge pages that take it from 48 to 16 MiB went whole. */
-	EXPECT_GE(c1.swpout - c0.swpout, 16);
+	/*
+	 * Down to the bound, at most bound kB of huge pages can be left: the
+	 * rest went to swap whole.
+	 */
+	EXPECT_GE(c1.swpout - c0.swpout, (huge_kb - bound) / 2048);
 	EXPECT_EQ(0, c1.swpout_fallback - c0.swpout_fallback);
 	EXPECT_EQ(0, c1.split_page - c0.split_page);
 }
