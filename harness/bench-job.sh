@@ -27,7 +27,7 @@ job_env=$1 out=$2 slot=${3:-1} slots=${4:-1}
 	die "SLOT and SLOTS must be whole numbers from 1 (got '$slot' '$slots')"
 case $out in '' | / | .) die "refusing to use '$out' as a job's results folder" ;; esac
 
-KERNEL='' IMAGES='' RAM='' SWAP='' SWAP_KIND=disk TIMEOUT_S='' GUEST_CPUS=${GUEST_CPUS:-2}
+KERNEL='' KCONFIG=${KCONFIG:-default} IMAGES='' RAM='' SWAP='' SWAP_KIND=disk TIMEOUT_S='' GUEST_CPUS=${GUEST_CPUS:-2}
 SCENARIO='' LRU='' DURATION='' USER_RSS_LIMIT='' HOG_CMD='' MODE='' RESULT_NAME='' SAMPLE_INTERVAL='' VARIANT=''
 # shellcheck source=/dev/null
 . "$job_env"
@@ -75,7 +75,8 @@ cat "${images[@]}" "$stage/job.cpio.gz" >"$stage/initrd.gz"
 start=$(date +%s)
 log "$RESULT_NAME: started on $(uname -n), CPUs $cpus"
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-GUEST_CPUS=$GUEST_CPUS "${pin[@]}" harness/qemu.sh --job bench --out "$out/boot" --ram "$RAM" --swap "$SWAP" \
+# (KCONFIG: qemu.sh boots a debug kernel with its own command line.)
+KCONFIG=$KCONFIG GUEST_CPUS=$GUEST_CPUS "${pin[@]}" harness/qemu.sh --job bench --out "$out/boot" --ram "$RAM" --swap "$SWAP" \
 	--swap-kind "$SWAP_KIND" --timeout "$TIMEOUT_S" --kernel "$KERNEL" --initrd "$stage/initrd.gz" \
 	>"$out/boot.log" 2>&1 || true
 rm -rf "$stage"

@@ -297,8 +297,8 @@ if [ -z "${RESUME:-}" ]; then
 					images=$initramfs
 					! grep -qx 'IMAGE=apps' "harness/scenarios/$s" || images+=" $apps_image"
 					{
-						printf "KERNEL='%s'\nIMAGES='%s'\nRAM='%s'\nSWAP='%s'\nSWAP_KIND='%s'\n" \
-							"${kernel_of[$(scenario_kernel "$s")]}" "$images" "$ram" "$swap" "$swap_kind"
+						printf "KERNEL='%s'\nKCONFIG='%s'\nIMAGES='%s'\nRAM='%s'\nSWAP='%s'\nSWAP_KIND='%s'\n" \
+							"${kernel_of[$(scenario_kernel "$s")]}" "$(scenario_kernel "$s")" "$images" "$ram" "$swap" "$swap_kind"
 						printf "TIMEOUT_S='%s'\nGUEST_CPUS='%s'\n" \
 							"$(((DURATION * 6 + 180) * slowdown))" "${GUEST_CPUS:-2}"
 						printf "SCENARIO='%s'\nLRU='%s'\nDURATION='%s'\nUSER_RSS_LIMIT='%s'\n" \
