@@ -507,7 +507,13 @@ TEST_F_TIMEOUT(active, trims_skip_a_large_prot_none_reservation, GUEST_TIMEOUT(1
 		if (reserved.pages > reserved_best)
 			reserved_best = reserved.pages;
 	}
-	EXPECT_GE(reserved_best * 2, plain_best);
+	/*
+	 * v1 did 29-31% of its plain work beside the reservation. Now the
+	 * best runs' ratio was 0.49-1.1 in 2026-12-06's runs: one run plain
+	 * ran twice as fast as its usual (49152 against 24-30 thousand page
+	 * writes), so half was a margin too thin. A third still fails v1.
+	 */
+	EXPECT_GE(reserved_best * 3, plain_best);
 }
 
 static long long meminfo_kb(const char *key)
@@ -614,12 +620,21 @@ static void thp_trim(struct __test_metadata *_metadata, FIXTURE_DATA(active) *se
 	 * KASAN's shadow) the toucher got only 6-14 MiB of huge pages without
 	 * this.
 	 */
-	drop_caches();
-	ASSERT_EQ(0, write_file("/proc/sys/vm/compact_memory", "1"));
-
-	pid = spawn_toucher("huge", 48 * MIB, TOUCH_LOOP, RLIM_INFINITY);
-	ASSERT_GT(pid, 0);
-	huge_kb = anon_huge_kb(pid);
+	/*
+	 * Even so the debug kernel's toucher got 16-48 MiB of huge pages in
+	 * one run: up to three tries for half of the process in huge pages.
+	 */
+	for (int try = 0; ; try++) {
+		drop_caches();
+		ASSERT_EQ(0, write_file("/proc/sys/vm/compact_memory", "1"));
+		pid = spawn_toucher("huge", 48 * MIB, TOUCH_LOOP, RLIM_INFINITY);
+		ASSERT_GT(pid, 0);
+		huge_kb = anon_huge_kb(pid);
+		if (huge_kb >= 24 * 1024 || try == 2)
+			break;
+		TH_LOG("try %d: %lld kB in huge pages, trying again", try + 1, huge_kb);
+		stop_child(pid);
+	}
 	if (mode == 2) {
 		pressure = spawn_toucher("pressure", 200 * MIB, TOUCH_LOOP, RLIM_INFINITY);
 		ASSERT_GT(pressure, 0);
@@ -644,8 +659,8 @@ static void thp_trim(struct __test_metadata *_metadata, FIXTURE_DATA(active) *se
 	       c1.swpout_fallback - c0.swpout_fallback, c1.split_page - c0.split_page,
 	       c1.split_pmd - c0.split_pmd);
 	/*
-	 * The premise: half of the process or more was in huge pages (32-34
-	 * MiB of 48 on the default kernel; the debug kernel once got 30).
+	 * The premise: half of the process or more was in huge pages (32-48
+	 * MiB of 48 on the default kernel).
 	 */
 	ASSERT_GE(huge_kb, 24 * 1024);
 	EXPECT_LE(smallest, bound);
