@@ -279,6 +279,10 @@ if [ -z "${RESUME:-}" ]; then
 	names=()
 	for run in "${runs[@]}"; do
 		IFS=: read -r label s mode <<<"$run"
+		# What the scenario boots, read once for all its jobs.
+		flavor=$(scenario_kernel "$s")
+		images=$initramfs
+		! grep -qx 'IMAGE=apps' "harness/scenarios/$s" || images+=" $apps_image"
 		for variant in "${variants[@]}"; do
 			ram=$RAM swap=$SWAP swap_kind=$SWAP_KIND rss_limit=$RSS_LIMIT
 			IFS=+ read -r -a parts <<<"$variant"
@@ -294,11 +298,9 @@ if [ -z "${RESUME:-}" ]; then
 				for r in $(seq 1 "$REPEAT"); do
 					name=$label${variant:++$variant}.$lru
 					[ "$REPEAT" -eq 1 ] || name=$name.r$r
-					images=$initramfs
-					! grep -qx 'IMAGE=apps' "harness/scenarios/$s" || images+=" $apps_image"
 					{
 						printf "KERNEL='%s'\nKCONFIG='%s'\nIMAGES='%s'\nRAM='%s'\nSWAP='%s'\nSWAP_KIND='%s'\n" \
-							"${kernel_of[$(scenario_kernel "$s")]}" "$(scenario_kernel "$s")" "$images" "$ram" "$swap" "$swap_kind"
+							"${kernel_of[$flavor]}" "$flavor" "$images" "$ram" "$swap" "$swap_kind"
 						printf "TIMEOUT_S='%s'\nGUEST_CPUS='%s'\n" \
 							"$(((DURATION * 6 + 180) * slowdown))" "${GUEST_CPUS:-2}"
 						printf "SCENARIO='%s'\nLRU='%s'\nDURATION='%s'\nUSER_RSS_LIMIT='%s'\n" \
