@@ -6,11 +6,14 @@
 # look like a pass.
 #
 # rsslim.tests=A,B on the kernel command line runs only those programs (the
-# stock kernel runs the ones that need nothing of the series).
+# stock kernel runs the ones that need nothing of the series), and
+# rsslim.test_case=NAME only the kselftest cases of that name in them (-t:
+# one case on both LRUs, when working on it).
 
 # shellcheck source=harness/guest/guest-lib.sh
 . /rsslim/guest-lib.sh
 only=$(cmdline_value rsslim.tests "")
+test_case=$(cmdline_value rsslim.test_case "")
 
 cd /rsslim/tests || exit 1
 echo "TAP version 13"
@@ -25,7 +28,10 @@ for t in *; do
 	# busybox sh has no PIPESTATUS: the exit status travels in the stream.
 	{
 		rc=0
-		"./$t" 2>&1 || rc=$?
+		case $t in
+		*.sh) "./$t" 2>&1 || rc=$? ;;
+		*) "./$t" ${test_case:+-t "$test_case"} 2>&1 || rc=$? ;;
+		esac
 		echo "# exit $rc"
 	} | tee "$log"
 	awk -v name="$t" -f /rsslim/tap-check.awk "$log"
