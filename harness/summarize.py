@@ -401,9 +401,9 @@ def main():
              "idle-2004-stock", "idle-2004-off", "idle-2004",
              "idle-2004-m1", "idle-2004-m2", "idle-2004-m3", "idle-2004-pid-m1", "idle-2004-pid-m2",
              "idle-2004-pid-m3", "idle-2004-memhigh", "idle-2004-trimd", "idle-2004-damon", "thrash-token", "thrash-token-off",
-             "redis-alone", "redis-off", "redis-rsslimit-m1", "redis-rsslimit-m2", "redis-rsslimit-m3",
+             "redis-alone", "redis-stock", "redis-off", "redis-rsslimit-m1", "redis-rsslimit-m2", "redis-rsslimit-m3",
              "redis-memhigh", "redis-trimd",
-             "sort-off", "sort-selflimit", "sort-rsslimit-m1", "sort-rsslimit-m2", "sort-rsslimit-m3",
+             "sort-stock", "sort-off", "sort-selflimit", "sort-rsslimit-m1", "sort-rsslimit-m2", "sort-rsslimit-m3",
              "sort-memhigh"]
     # A sweep's variants of one scenario side by side.
     rows.sort(key=lambda r: (r["lru"] != "mglru",
@@ -463,8 +463,9 @@ def main():
             """Where the CPU went: the whole guest kernel, the hog's own system time, rsstrimd."""
             if r.get("kernel_cpu_s") is None:
                 return ""
-            text = "; kernel CPU %s s, hog system time %s s" % (
-                fmt(r["kernel_cpu_s"]), fmt(r.get("hog_stime_s")))
+            text = "; kernel CPU %s s" % fmt(r["kernel_cpu_s"])
+            if r.get("hog_stime_s") is not None:
+                text += ", hog system time %s s" % fmt(r["hog_stime_s"])
             if r.get("trimd_user_s") is not None:
                 text += ", rsstrimd %s s user + %s s system" % (fmt(r["trimd_user_s"]), fmt(r["trimd_sys_s"]))
             return text
