@@ -470,6 +470,11 @@ def main():
                 text += ", rsstrimd %s s user + %s s system" % (fmt(r["trimd_user_s"]), fmt(r["trimd_sys_s"]))
             return text
 
+        def family(prefix, lru):
+            """The rows of one family of scenarios on one LRU, in the table's order."""
+            return [(label, index[(label, lru)]) for label in order
+                    if label.startswith(prefix) and (label, lru) in index]
+
         for lru in ("mglru", "classic"):
             # Today's Linux: a hog whose prlimit --rss stock 6.12 ignores, or one with no limit.
             unl, what = index.get(("hog-rsslimit-stock", lru)), "under an ignored prlimit --rss on stock 6.12"
@@ -507,8 +512,7 @@ def main():
                               fmt(r.get("victim_retouch_ms")), fmt(r.get("victim_majflt")),
                               fmt(r.get("hog_melem_s")), cpu_text(r)))
         for lru in ("mglru", "classic"):
-            come = [(label, index[(label, lru)]) for label in order
-                    if label.startswith("comego-") and (label, lru) in index]
+            come = family("comego-", lru)
             if come:
                 print("%s: a server that comes and goes beside a hog that fits only while it is away:" % lru)
                 high = index.get(("comego-memhigh", lru))
@@ -529,8 +533,7 @@ def main():
             return r.get("description", label) + (", %s mode" % mode_names[mode] if mode in ("m1", "m2", "m3") else "")
 
         for lru in ("mglru", "classic"):
-            redis = [(label, index[(label, lru)]) for label in order
-                     if label.startswith("redis-") and (label, lru) in index]
+            redis = family("redis-", lru)
             if redis:
                 print("%s: redis-server (its values, a GET due every 10 ms, latency from when due) "
                       "beside a hog under prlimit --rss:" % lru)
@@ -541,8 +544,7 @@ def main():
                               fmt(r.get("victim_p999_us")), fmt(r.get("victim_missed")),
                               fmt(r.get("victim_majflt")), fmt(r.get("victim_rss_kept_pct")),
                               hog_text(r) if label != "redis-alone" else "no hog"))
-            sorts = [(label, index[(label, lru)]) for label in order
-                     if label.startswith("sort-") and (label, lru) in index]
+            sorts = family("sort-", lru)
             if sorts:
                 print("%s: the victim beside GNU sort (a fixed input) under prlimit --rss:" % lru)
                 for label, r in sorts:
