@@ -29,6 +29,7 @@ case $out in '' | / | .) die "refusing to use '$out' as a job's results folder" 
 
 KERNEL='' KCONFIG=${KCONFIG:-default} IMAGES='' RAM='' SWAP='' SWAP_KIND=disk TIMEOUT_S='' GUEST_CPUS=${GUEST_CPUS:-2}
 SCENARIO='' LRU='' DURATION='' USER_RSS_LIMIT='' HOG_CMD='' MODE='' RESULT_NAME='' SAMPLE_INTERVAL='' VARIANT=''
+HOG_RANDOM_PCT=0
 # shellcheck source=/dev/null
 . "$job_env"
 for v in KERNEL IMAGES RAM SWAP TIMEOUT_S SCENARIO LRU DURATION RESULT_NAME; do
@@ -67,7 +68,8 @@ mkdir -p "$stage/rsslim"
 	printf "SCENARIO='%s'\nLRU='%s'\nDURATION='%s'\nUSER_RSS_LIMIT='%s'\n" \
 		"$SCENARIO" "$LRU" "$DURATION" "$USER_RSS_LIMIT"
 	printf "HOG_CMD='%s'\nMODE='%s'\nRESULT_NAME='%s'\n" "$HOG_CMD" "$MODE" "$RESULT_NAME"
-	printf "SAMPLE_INTERVAL='%s'\nSWAP_KIND='%s'\nVARIANT='%s'\n" "$SAMPLE_INTERVAL" "$SWAP_KIND" "$VARIANT"
+	printf "SAMPLE_INTERVAL='%s'\nSWAP_KIND='%s'\nVARIANT='%s'\nHOG_RANDOM_PCT='%s'\n" \
+		"$SAMPLE_INTERVAL" "$SWAP_KIND" "$VARIANT" "$HOG_RANDOM_PCT"
 } >"$stage/rsslim/job.env"
 (cd "$stage" && find . | cpio -o -H newc --quiet --owner=0:0) | gzip -1 >"$stage/job.cpio.gz"
 cat "${images[@]}" "$stage/job.cpio.gz" >"$stage/initrd.gz"

@@ -9,7 +9,7 @@
 # with HOSTS=host1,host2 (or a parallel sshlogin file) over ssh.
 #
 # Variables (all optional): SCENARIOS DURATION REPEAT RAM SWAP SWAP_KIND LRU
-# RSS_LIMIT HOG MODE SAMPLE_INTERVAL SEED (of the shuffle; ORDER=listed runs
+# RSS_LIMIT HOG HOG_RANDOM_PCT MODE SAMPLE_INTERVAL SEED (of the shuffle; ORDER=listed runs
 # them as listed) RESULTS_DIR (default results; the fault tests use a
 # temporary one) JOBS HOSTS SWEEP (harness/sweeps/<name>: axes to cross)
 # RESUME (a run id: run only the jobs an interrupted run did not finish).
@@ -32,8 +32,8 @@ HOSTS=${HOSTS:-}
 [[ $JOBS =~ ^[1-9][0-9]{0,2}$ ]] || die "JOBS must be a number of guests at once, 1 or more (got '$JOBS')"
 [[ $HOSTS != *"'"* ]] || die "HOSTS must not contain quotes"
 # Settings a sweep file may set, and those it may cross (a comma list).
-settings_keys=(SCENARIOS DURATION REPEAT RAM SWAP SWAP_KIND LRU RSS_LIMIT HOG MODE SAMPLE_INTERVAL ORDER SEED)
-axis_keys=(RAM SWAP SWAP_KIND RSS_LIMIT)
+settings_keys=(SCENARIOS DURATION REPEAT RAM SWAP SWAP_KIND LRU RSS_LIMIT HOG HOG_RANDOM_PCT MODE SAMPLE_INTERVAL ORDER SEED)
+axis_keys=(RAM SWAP SWAP_KIND RSS_LIMIT HOG_RANDOM_PCT)
 axes=()
 declare -A axis_values=()
 
@@ -61,7 +61,7 @@ if [ -n "${RESUME:-}" ]; then
 	run_id=$RESUME
 fi
 # A sweep file: KEY=VALUE lines (# comments). A comma list of RAM, SWAP,
-# SWAP_KIND or RSS_LIMIT is an axis: every combination of the axes' values is
+# SWAP_KIND, RSS_LIMIT or HOG_RANDOM_PCT is an axis: every combination of the axes' values is
 # a variant of each scenario. A key may not also be set in the environment.
 if [ -z "${RESUME:-}" ] && [ -n "${SWEEP:-}" ]; then
 	[ -f "$SWEEP" ] || [ ! -f "harness/sweeps/$SWEEP" ] || SWEEP=harness/sweeps/$SWEEP
@@ -103,6 +103,9 @@ ORDER=${ORDER:-random}
 SEED=${SEED:-$(date +%s)}
 RSS_LIMIT=${RSS_LIMIT:-64M}
 HOG=${HOG:-}
+# The share of each hog page that is random bytes, the rest zero: what
+# compressed swap gets (0: nearly empty pages; 30 compresses about 3 to 1).
+HOG_RANDOM_PCT=${HOG_RANDOM_PCT:-0}
 MODE=${MODE:-}
 SAMPLE_INTERVAL=${SAMPLE_INTERVAL:-100ms}
 if [ -z "${SCENARIOS:-}" ]; then
@@ -129,6 +132,8 @@ check_axis_setting() {
 		die "RSS_LIMIT must be a size such as 64M or 4000K (got '$2')" ;;
 	SWAP_KIND) case $2 in disk | zram | zswap) ;; *)
 		die "SWAP_KIND must be disk, zram (compressed, in the guest's memory) or zswap (got '$2')" ;; esac ;;
+	HOG_RANDOM_PCT) in_range "$2" 0 100 ||
+		die "HOG_RANDOM_PCT must be a whole percentage from 0 to 100 (got '$2')" ;;
 	esac
 }
 for k in "${axis_keys[@]}"; do
@@ -231,14 +236,14 @@ if [ -z "${RESUME:-}" ]; then
 		--arg config "$(hash_files kernel-patch/*.config)" \
 		--arg qemu "$(qemu-system-x86_64 --version | head -1)" \
 		--arg ram "$RAM" --arg swap "$SWAP" --arg swap_kind "$SWAP_KIND" --arg duration "$DURATION" --arg repeat "$REPEAT" \
-		--arg lru "$LRU" --arg rss_limit "$RSS_LIMIT" --arg hog "$HOG" --arg mode "$MODE" \
+		--arg lru "$LRU" --arg rss_limit "$RSS_LIMIT" --arg hog "$HOG" --arg hog_random_pct "$HOG_RANDOM_PCT" --arg mode "$MODE" \
 		--arg scenarios "$SCENARIOS" --arg start "$(date -Is)" --arg host "$(uname -n) $(uname -r)" \
 		--arg cpus "${GUEST_CPUS:-2}" --arg sample "$SAMPLE_INTERVAL" --arg order "$ORDER" --arg seed "$SEED" \
 		--arg jobs "$JOBS" --arg hosts "$HOSTS" --arg sweep "$SWEEP" --argjson axes "$axes_json" \
 		--arg host_cpus "$(nproc)" --arg inputs "$inputs_hash" \
 		'{kernel_release: $release, kernel_flavor: $flavor, stock_kernel_release: $stock, series_hash: $series, config_hash: $config, qemu: $qemu,
 		  guest_ram: $ram, guest_swap: $swap, swap_kind: $swap_kind, guest_cpus: $cpus, duration_s: $duration,
-		  repeat: $repeat, lru: $lru, rss_limit: $rss_limit, hog: $hog, mode: $mode,
+		  repeat: $repeat, lru: $lru, rss_limit: $rss_limit, hog: $hog, hog_random_pct: $hog_random_pct, mode: $mode,
 		  scenarios: $scenarios, start: $start, host: $host, host_cpus: ($host_cpus | tonumber),
 		  sample_interval: $sample, order: $order, seed: $seed, jobs: ($jobs | tonumber), hosts: $hosts,
 		  sweep: $sweep, sweep_axes: $axes, inputs_hash: $inputs}' >"$run_dir/meta.json"
@@ -284,7 +289,7 @@ if [ -z "${RESUME:-}" ]; then
 		images=$initramfs
 		! grep -qx 'IMAGE=apps' "harness/scenarios/$s" || images+=" $apps_image"
 		for variant in "${variants[@]}"; do
-			ram=$RAM swap=$SWAP swap_kind=$SWAP_KIND rss_limit=$RSS_LIMIT
+			ram=$RAM swap=$SWAP swap_kind=$SWAP_KIND rss_limit=$RSS_LIMIT hog_random_pct=$HOG_RANDOM_PCT
 			IFS=+ read -r -a parts <<<"$variant"
 			for part in "${parts[@]}"; do
 				case ${part%%-*} in
@@ -292,6 +297,7 @@ if [ -z "${RESUME:-}" ]; then
 				SWAP) swap=${part#*-} ;;
 				SWAP_KIND) swap_kind=${part#*-} ;;
 				RSS_LIMIT) rss_limit=${part#*-} ;;
+				HOG_RANDOM_PCT) hog_random_pct=${part#*-} ;;
 				esac
 			done
 			for lru in "${lrus[@]}"; do
@@ -306,7 +312,8 @@ if [ -z "${RESUME:-}" ]; then
 						printf "SCENARIO='%s'\nLRU='%s'\nDURATION='%s'\nUSER_RSS_LIMIT='%s'\n" \
 							"$s" "$lru" "$DURATION" "$rss_limit"
 						printf "HOG_CMD='%s'\nMODE='%s'\nRESULT_NAME='%s'\n" "$HOG" "$mode" "$name"
-						printf "SAMPLE_INTERVAL='%s'\nVARIANT='%s'\n" "$SAMPLE_INTERVAL" "$variant"
+						printf "SAMPLE_INTERVAL='%s'\nVARIANT='%s'\nHOG_RANDOM_PCT='%s'\n" \
+							"$SAMPLE_INTERVAL" "$variant" "$hog_random_pct"
 					} >"$run_dir/jobs/$name.env"
 					names+=("$name")
 				done

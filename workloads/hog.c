@@ -38,6 +38,7 @@ struct hog_opts {
 	uint64_t interval_ns;
 	const char *name;
 	uint64_t seed;
+	uint64_t random_pct;
 };
 
 struct hog {
@@ -79,6 +80,10 @@ static void usage(FILE *f)
 		"  --interval TIME    report interval, e.g. 1s or 500ms (default 1s)\n"
 		"  --name NAME        process name for ps and traces (default hog)\n"
 		"  --seed N           random seed (default 1)\n"
+		"  --random-pct PCT   first touch fills PCT%% of each page with random bytes,\n"
+		"                     the rest zero: compressed swap (zram, zswap) then\n"
+		"                     gets about 100/PCT to 1, as with real data, instead\n"
+		"                     of the nearly empty pages of the default 0\n"
 		"  --help             this text\n"
 		"Output: '# work_unit=pages' (seq, random) or '# work_unit=elements'\n"
 		"(sort), TSV lines t_s work work_per_s majflt minflt rss_kb, then\n"
@@ -94,7 +99,7 @@ static void die_usage(const char *what, const char *value)
 static void parse_args(int argc, char **argv, struct hog_opts *o)
 {
 	enum { O_SIZE = 256, O_MODE, O_FILE, O_PATTERN, O_DURATION, O_PASSES, O_RATE,
-	       O_WRITE, O_READONLY, O_INTERVAL, O_NAME, O_SEED, O_HELP };
+	       O_WRITE, O_READONLY, O_INTERVAL, O_NAME, O_SEED, O_RANDOM_PCT, O_HELP };
 	static const struct option longopts[] = {
 		{ "size", required_argument, NULL, O_SIZE },
 		{ "mode", required_argument, NULL, O_MODE },
@@ -108,6 +113,7 @@ static void parse_args(int argc, char **argv, struct hog_opts *o)
 		{ "interval", required_argument, NULL, O_INTERVAL },
 		{ "name", required_argument, NULL, O_NAME },
 		{ "seed", required_argument, NULL, O_SEED },
+		{ "random-pct", required_argument, NULL, O_RANDOM_PCT },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -183,6 +189,10 @@ static void parse_args(int argc, char **argv, struct hog_opts *o)
 			if (wl_parse_u64(optarg, UINT64_MAX, &o->seed))
 				die_usage("--seed must be a non-negative integer", optarg);
 			break;
+		case O_RANDOM_PCT:
+			if (wl_parse_u64(optarg, 100, &o->random_pct))
+				die_usage("--random-pct must be a whole number from 0 to 100", optarg);
+			break;
 		case O_HELP:
 			usage(stdout);
 			exit(0);
@@ -196,6 +206,26 @@ static void parse_args(int argc, char **argv, struct hog_opts *o)
 		o->duration_ns = 30ull * 1000000000ull;
 	if (o->rate_mib_s > 0 && o->pattern == PAT_SORT)
 		die_usage("--rate paces page touches; --pattern sort has none", NULL);
+	if (o->random_pct && o->pattern == PAT_SORT)
+		die_usage("--random-pct fills pages; --pattern sort writes its own random elements", NULL);
+}
+
+/*
+ * A page's first touch. With --random-pct, the start of the page gets
+ * random bytes: what compressed swap stores is then as big as that part,
+ * not the few bytes of a page holding one counter.
+ */
+static void fill_page(struct hog *h, size_t off)
+{
+	size_t random_bytes = h->page * h->o.random_pct / 100;
+
+	for (size_t i = 0; i + sizeof(uint64_t) <= random_bytes; i += sizeof(uint64_t)) {
+		uint64_t r = wl_rand(&h->rng);
+
+		memcpy(h->mem + off + i, &r, sizeof(r));
+	}
+	/* Byte 0 is the counter later passes write: never left zero. */
+	h->mem[off] |= 1;
 }
 
 static const char *work_unit(const struct hog *h)
@@ -439,7 +469,7 @@ int main(int argc, char **argv)
 	 * (sort's fill writes every element, so it needs none).
 	 */
 	for (size_t off = 0; h.o.pattern != PAT_SORT && off < h.o.size && !done; off += h.page) {
-		h.mem[off] = 1;
+		fill_page(&h, off);
 		h.work++;
 		if (((off / h.page) & 63) == 63)
 			done = checkpoint(&h);

@@ -66,7 +66,7 @@ swap_kind() {
 # What the scenario asked for ("want") and what the guest had ("knob"): the
 # summary refuses a run where they differ (harness/summarize.py).
 {
-	echo "scenario=$SCENARIO lru=$LRU enforce=$ENFORCE rss_limit=$RSS_LIMIT duration=$DURATION"
+	echo "scenario=$SCENARIO lru=$LRU enforce=$ENFORCE rss_limit=$RSS_LIMIT duration=$DURATION hog_random_pct=${HOG_RANDOM_PCT:-0}"
 	echo "kernel=$(uname -r)"
 	echo "want kernel=$KERNEL rss_limit_enforce=$ENFORCE swap_token=$SWAP_TOKEN lru_gen_enabled=$LRU min_ttl_ms=$MIN_TTL_MS swap_kind=${SWAP_KIND:-disk}"
 	knob rss_limit_enforce /proc/sys/vm/rss_limit_enforce
@@ -209,6 +209,8 @@ start_hog() {
 	else
 		set -- hog --name "$role" --size "$HOG_SIZE" --pattern "$HOG_PATTERN" --duration "$DURATION"
 	fi
+	# (The sorting hog writes random elements of its own.)
+	[ "$1" != hog ] || [ "$HOG_PATTERN" = sort ] || set -- "$@" --random-pct "${HOG_RANDOM_PCT:-0}"
 	limit_bytes=$(size_bytes "$RSS_LIMIT")
 	case $HOG_LIMIT in
 	none) "$@" >"$out/$role.tsv" 2>&1 & ;;

@@ -27,7 +27,8 @@ for bad in "RAM=abc:RAM must be" "SWAP=-1:SWAP must be" "DURATION=0:DURATION mus
 	"RSS_LIMIT=12Q:RSS_LIMIT must be" "REPEAT=0:REPEAT must be" "MODE=7:MODE must be" \
 	"SAMPLE_INTERVAL=5s:SAMPLE_INTERVAL must be" "ORDER=sorted:ORDER must be" "SEED=x1:SEED must be" \
 	"SWAP_KIND=tape:SWAP_KIND must be" "JOBS=0:JOBS must be" "SWEEP=no-such-sweep:no sweep file" \
-	"RESUME=../x:RESUME must be a run id" "RESUME=20000101-000000:no resumable run"; do
+	"RESUME=../x:RESUME must be a run id" "RESUME=20000101-000000:no resumable run" \
+	"HOG_RANDOM_PCT=101:HOG_RANDOM_PCT must be"; do
 	fails_with "^error: ${bad#*:}" env "${bad%%:*}" "$top/harness/bench.sh" || rc=1
 done
 # Sweep files: an axis of a setting that cannot be one, a key that is no

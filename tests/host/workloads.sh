@@ -6,7 +6,7 @@ cd "$(dirname "$0")/../.."
 bin=build/bin
 # shellcheck source=tests/host/tap-lib.sh
 . "tests/host/tap-lib.sh"
-tap_start 15
+tap_start 16
 # rejects PROGRAM ARGS...: exit 2 and exactly one line on stderr.
 rejects() {
 	local rc=0 lines
@@ -29,7 +29,8 @@ all_rejected() {
 hog_rejects_bad_input() {
 	all_rejected hog "--size 0" "--size 12Q" "--size -5M" "--size 99999999999T" "--bogus" \
 		"--size" "--mode disk" "--pattern zigzag" "--duration 0" "--passes -1" "--rate 0" "extra" \
-		"--pattern sort --rate 5"
+		"--pattern sort --rate 5" "--random-pct 101" "--random-pct -1" "--random-pct x" \
+		"--pattern sort --random-pct 10"
 }
 check "hog refuses bad input with one line and exit 2" hog_rejects_bad_input
 
@@ -148,6 +149,45 @@ hog_file_removed() {
 	[ ! -e "$tmp/hog.data" ]
 }
 check "hog --mode file removes its file at exit" hog_file_removed
+
+# What compressed swap would store: the hog's memory, read through
+# /proc/PID/mem by its parent (which Yama's ptrace scope 1 allows) while it
+# runs, compresses about 100/PCT to 1 with --random-pct PCT, and to almost
+# nothing without it.
+hog_random_pct() {
+	python3 - "$bin/hog" <<'PY'
+import re, subprocess, sys, time, zlib
+
+size = 8 << 20
+want = {0: (50, None), 25: (3, 5.5), 50: (1.6, 2.6), 100: (0.9, 1.1)}
+for pct, (low, high) in want.items():
+    hog = subprocess.Popen([sys.argv[1], "--size", "8M", "--duration", "5", "--random-pct", str(pct)],
+                           stdout=subprocess.PIPE, text=True)
+    hog.stdout.readline()  # the header comes before the first touch
+    deadline = time.time() + 4
+    while time.time() < deadline:  # until the first touch is done: a report line
+        if re.match(r"[0-9.]+\t", hog.stdout.readline()):
+            break
+    start = None
+    with open("/proc/%d/maps" % hog.pid) as maps:
+        for line in maps:
+            m = re.match(r"([0-9a-f]+)-([0-9a-f]+) rw-p 00000000 00:00 0", line)
+            if m and int(m.group(2), 16) - int(m.group(1), 16) == size:
+                start = int(m.group(1), 16)
+    if start is None:
+        sys.exit("# no 8 MiB mapping in the hog")
+    with open("/proc/%d/mem" % hog.pid, "rb") as mem:
+        mem.seek(start)
+        data = mem.read(size)
+    hog.terminate()
+    hog.wait()
+    ratio = len(data) / len(zlib.compress(data, 1))
+    print("# --random-pct %d: compresses %.2f to 1" % (pct, ratio))
+    if ratio < low or (high is not None and ratio > high):
+        sys.exit("# --random-pct %d: %.2f to 1, outside %s..%s" % (pct, ratio, low, high))
+PY
+}
+check "hog --random-pct PCT: its memory compresses about 100/PCT to 1" hog_random_pct
 
 hog_sigterm() {
 	local pid
