@@ -177,7 +177,8 @@ static inline void sleep_s(double s)
  * How many times slower than the default kernel this guest runs: the debug
  * kernel (KASAN, lockdep) gets rsslim.time_scale=N on its command line. It
  * stretches the windows a test waits for something to happen, never a
- * threshold on what happened.
+ * threshold on what happened (the one exception, a race between rsstrimd
+ * and a hog, says why where it is).
  */
 static inline double time_scale(void)
 {
