@@ -9,10 +9,11 @@
 # with HOSTS=host1,host2 (or a parallel sshlogin file) over ssh.
 #
 # Variables (all optional): SCENARIOS DURATION REPEAT RAM SWAP SWAP_KIND LRU
-# RSS_LIMIT HOG HOG_RANDOM_PCT MODE SAMPLE_INTERVAL SEED (of the shuffle; ORDER=listed runs
-# them as listed) RESULTS_DIR (default results; the fault tests use a
-# temporary one) JOBS HOSTS SWEEP (harness/sweeps/<name>: axes to cross)
-# RESUME (a run id: run only the jobs an interrupted run did not finish).
+# RSS_LIMIT HOG HOG_RANDOM_PCT MODE SAMPLE_INTERVAL SEED (of the shuffle;
+# ORDER=listed runs them as listed) RESULTS_DIR (default results; the fault
+# tests use a temporary one) JOBS HOSTS SWEEP (harness/sweeps/<name>: axes to
+# cross) RESUME (a run id: run only the jobs an interrupted run did not
+# finish).
 #
 # The default is sized for about 25 minutes under TCG on 2 cores: the
 # headline scenarios on MGLRU (Debian's default LRU), 15 s each, 5 times, so
@@ -61,8 +62,9 @@ if [ -n "${RESUME:-}" ]; then
 	run_id=$RESUME
 fi
 # A sweep file: KEY=VALUE lines (# comments). A comma list of RAM, SWAP,
-# SWAP_KIND, RSS_LIMIT or HOG_RANDOM_PCT is an axis: every combination of the axes' values is
-# a variant of each scenario. A key may not also be set in the environment.
+# SWAP_KIND, RSS_LIMIT or HOG_RANDOM_PCT is an axis: every combination of the
+# axes' values is a variant of each scenario. A key may not also be set in
+# the environment.
 if [ -z "${RESUME:-}" ] && [ -n "${SWEEP:-}" ]; then
 	[ -f "$SWEEP" ] || [ ! -f "harness/sweeps/$SWEEP" ] || SWEEP=harness/sweeps/$SWEEP
 	[ -f "$SWEEP" ] || die "no sweep file '$SWEEP' (known: $(cd harness/sweeps && echo *))"
