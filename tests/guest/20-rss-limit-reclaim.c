@@ -81,27 +81,25 @@ static int run_pair(struct __test_metadata *_metadata, struct pair_result *r)
 
 /*
  * The limited process must lose at least 10% of its resident set, and at
- * least twice what its twin loses plus 5 points. Both use their memory all
- * the time, so without the limit they fare alike (the knob-off test checks
- * that: both kept 100% in our runs, with the limit the limited one kept
- * 70-85%); comparing losses rather than what is kept, with an absolute
- * floor, keeps the test meaningful when the unlimited twin loses nothing.
+ * least 1.5 times what its twin loses. Both use their memory all the time,
+ * so without the limit they fare alike (the knob-off test checks that:
+ * both kept 100% in our runs). A ratio of the losses holds however hard
+ * the pressure was: an absolute gap did not. Results from CI runs
+ * (limited, twin lost): 39-93% against 0-23% in most; 93% against 54% in
+ * one (which "twice the twin's loss plus 5 points" failed); 19% against
+ * 0% in another (which "20 points more than the twin" failed).
  */
 TEST_F_TIMEOUT(reclaim, over_limit_loses_first, GUEST_TIMEOUT(180))
 {
 	struct pair_result r;
+	double lost_limited, lost_twin;
 
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 1));
 	ASSERT_EQ(0, run_pair(_metadata, &r));
-	EXPECT_GE(1 - r.kept_limited, 0.10);
-	/*
-	 * The limited process loses clearly more than its neighbour. (It was
-	 * "twice the neighbour's loss plus 5 points", which no result can meet
-	 * once the neighbour loses over 47%: it lost 54% in one CI run with
-	 * MGLRU, 0-23% in seven others on both LRUs, while the limited one
-	 * lost 39-93%.)
-	 */
-	EXPECT_GE(r.kept_unlimited - r.kept_limited, 0.20);
+	lost_limited = 1 - r.kept_limited;
+	lost_twin = r.kept_unlimited < 1 ? 1 - r.kept_unlimited : 0;
+	EXPECT_GE(lost_limited, 0.10);
+	EXPECT_GE(lost_limited, 1.5 * lost_twin);
 	EXPECT_GT(r.counted, 0);
 }
 
