@@ -5,9 +5,11 @@
 # the report and the headline figures, so that the committed summary can be
 # regenerated from git (tests/host/plots.sh does). A scenario in a later run
 # replaces the same scenario of an earlier one (to refresh a few scenarios
-# without rerunning all). Console logs and dmesg are left out.
+# without rerunning all). Console logs and dmesg are left out. The first run
+# may be results/reference itself, whose runs are gone from a fresh checkout.
 #
 #   harness/reference.sh results/<run-id> [results/<run-id> ...]
+#   harness/reference.sh results/reference results/<run-id> ...
 set -euo pipefail
 # shellcheck source=harness/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -32,9 +34,14 @@ for run in "$@"; do
 		d=${d%/}
 		rm -rf "${merged:?}/$(basename "$d")"
 		cp -r "$d" "$merged/"
+		# (What a reference gzipped, the figures want plain.)
+		find "$merged/$(basename "$d")" -name '*.tsv.gz' -exec gunzip {} +
 	done
 done
-jq --arg runs "$*" '. + {reference_from: $runs}' "$1/meta.json" >"$merged/meta.json"
+# A reference given as a run stands for the runs it came from.
+jq --arg runs "$*" '. + {reference_from: ((.reference_from // "") + " " + $runs |
+	split(" ") | map(select(. != "" and . != "results/reference")) | join(" "))}' \
+	"$1/meta.json" >"$merged/meta.json"
 python3 harness/summarize.py "$merged" >"$merged/report.txt" ||
 	die "the merged runs do not summarise cleanly: $(grep -m1 '^INVALID' "$merged/report.txt")"
 harness/plots.sh "$merged" >/dev/null 2>&1 || log "some figures could not be drawn"
