@@ -105,7 +105,7 @@ truncate -s "${RESULTS_DISK_MIB:-64}M" "$out/results.img"
 disk_args+=(-drive "file=$out/results.img,if=virtio,format=raw,cache=unsafe")
 # A block-backed file system for file-backed workloads: pages of the
 # initramfs can never be reclaimed, so they would measure nothing.
-truncate -s "${SCRATCH_DISK_MIB:-256}M" "$out/scratch.img"
+truncate -s "${SCRATCH_DISK_MIB:-512}M" "$out/scratch.img"
 disk_args+=(-drive "file=$out/scratch.img,if=virtio,format=raw,cache=unsafe")
 cleanup_disks() { rm -f "$out/swap.img" "$out/results.img" "$out/scratch.img"; }
 trap cleanup_disks EXIT

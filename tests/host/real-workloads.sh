@@ -42,26 +42,28 @@ redis_victim() {
 }
 check "redis-server in the guest: filled, served at a fixed rate, summarised as the victim" redis_victim
 
-# GNU sort reads RLIMIT_RSS: with no -S it stays under prlimit --rss=64M by
-# itself, even on a kernel that ignores the limit, and sorts the whole
-# input (in runs spilled to the disk); with -S 192M it holds far more.
+# GNU sort reads RLIMIT_RSS: with no -S it stays under the sort rows'
+# prlimit --rss=128M by itself, even on a kernel that ignores the limit, and
+# sorts the whole input (in runs spilled to the disk); with -S 384M it holds
+# far more.
 sort_hog() {
 	local run self told
 	run=$(bench "sort-selflimit sort-off")
 	self=$(max_rss_kb "$run/sort-selflimit.mglru" hog)
 	told=$(max_rss_kb "$run/sort-off.mglru" hog)
-	echo "# GNU sort's max RSS under prlimit --rss=64M: $self kB with no -S, $told kB with -S 192M"
-	[ "$self" -gt 0 ] && [ "$self" -le $((64 * 1024)) ] && [ "$told" -gt $((64 * 1024)) ]
+	echo "# GNU sort's max RSS under prlimit --rss=128M: $self kB with no -S, $told kB with -S 384M"
+	[ "$self" -gt 0 ] && [ "$self" -le $((128 * 1024)) ] && [ "$told" -gt $((128 * 1024)) ]
 	jq -e '[.scenarios[] | select(.scenario | startswith("sort-")) | .hog_done_s > 0] ==
 		[true, true]' "$run/summary.json" >/dev/null
 }
 check "GNU sort in the guest sizes its buffer under RLIMIT_RSS itself, and finishes its fixed input" sort_hog
 
-# A sort that fails (here: no room for its temporary files) makes the run
-# incomplete with sort's own message, not a fast-looking result.
+# A sort that fails (here: room for its 129 MiB input but not for its
+# temporary files) makes the run incomplete with sort's own message, not a
+# fast-looking result.
 sort_failure() {
 	local rc=0 run
-	SCRATCH_DISK_MIB=80 RESULTS_DIR=$tmp/fail SCENARIOS=sort-selflimit LRU=mglru REPEAT=1 \
+	SCRATCH_DISK_MIB=160 RESULTS_DIR=$tmp/fail SCENARIOS=sort-selflimit LRU=mglru REPEAT=1 \
 		DURATION=6 harness/bench.sh >"$tmp/fail.out" 2>"$tmp/fail.err" || rc=$?
 	[ "$rc" -ne 0 ]
 	run=$(readlink -f "$tmp/fail/latest")
