@@ -25,7 +25,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$RSSLIM_TOP"
 
-default_scenarios="victim-alone hog-rsslimit-stock hog-rsslimit-off hog-rsslimit hog-memhigh hog-trimd hog-damon idle-2004-stock idle-2004-off idle-2004 idle-2004-trimd idle-2004-damon comego-stock comego-memhigh comego-rsslimit"
+default_scenarios="victim-alone hog-rsslimit-stock hog-rsslimit-off hog-rsslimit hog-memhigh hog-trimd hog-damon idle-2004-stock idle-2004 idle-2004-trimd idle-2004-damon comego-stock comego-memhigh comego-rsslimit"
 hog_scenarios="hog-unlimited hog-rsslimit hog-memhigh"
 results=${RESULTS_DIR:-results}
 JOBS=${JOBS:-1}
