@@ -153,9 +153,14 @@ TEST_F_TIMEOUT(token, over_limit_never_holds_it, GUEST_TIMEOUT(120))
 	EXPECT_EQ(NULL, strstr(buf, needle));
 	snprintf(needle, sizeof(needle), "swap_token_replace: pid=%d ", limited);
 	EXPECT_EQ(NULL, strstr(buf, needle));
-	/* The token was in play (someone else took it), and the limited one was refused. */
-	EXPECT_GT(vmstat("swap_token_grab") - grabs0, 0);
+	/*
+	 * The token was in play: the limited one asked for it and was refused.
+	 * Whether the other one took it depends on whether it faulted at all:
+	 * on the classic LRU the rule may spare it every major fault (a CI run:
+	 * 6334 denials, no grab), so a grab is only logged.
+	 */
 	EXPECT_GT(vmstat("swap_token_rss_limit_deny") - denied0, 0);
+	TH_LOG("%lld grabs by others", vmstat("swap_token_grab") - grabs0);
 }
 
 TEST_F_TIMEOUT(token, holder_over_its_limit_loses_it, GUEST_TIMEOUT(120))
