@@ -6,7 +6,8 @@
 #                                     comes, append it to LOG with a "not ok" line
 #                                     for every way it can be untrustworthy (see
 #                                     harness/guest/tap-check.awk)
-#   tap-runner.sh summary LOG         print "N passed, N failed[, N skipped]";
+#   tap-runner.sh summary LOG         list the "not ok" lines, then print
+#                                     "N passed, N failed[, N skipped]";
 #                                     exit 1 on any failure or when nothing passed
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,6 +40,12 @@ summary() {
 		/^ok / { p++ }
 		/^not ok / { f++ }
 		END { print p + 0, f + 0, s + 0 }' "$1")
+	# The failures again, just above the count: a CI that shows only the
+	# tail of the output still names them.
+	if [ "$failed" -gt 0 ]; then
+		echo "# failed:"
+		grep '^not ok ' "$1" | sed 's/^/#   /'
+	fi
 	if [ "$skipped" -gt 0 ]; then
 		echo "$passed passed, $failed failed, $skipped skipped"
 	else

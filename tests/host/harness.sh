@@ -169,12 +169,14 @@ tap_counting() {
 	[ "$out" = "2 passed, 0 failed" ] || { echo "# passing fixture: $out"; return 1; }
 	"$top/harness/tap-runner.sh" run "$tmp/all.log" "$top"/tests/fixtures/tap/*.sh >/dev/null
 	out=$("$top/harness/tap-runner.sh" summary "$tmp/all.log") || rc=$?
-	echo "# all fixtures: $out (exit $rc)"
-	[ "$out" = "7 passed, 7 failed" ] && [ "$rc" -ne 0 ]
+	echo "# all fixtures: $(tail -n 1 <<<"$out") (exit $rc)"
+	[ "$(tail -n 1 <<<"$out")" = "7 passed, 7 failed" ] && [ "$rc" -ne 0 ] || return 1
+	# The failures are named again above the count line.
+	[ "$(grep -c '^#   not ok ' <<<"$out")" -eq 7 ] || { echo "# failures not listed above the count"; return 1; }
 	for f in fails dies short-plan exits-nonzero silent check-midway; do
 		grep -q "^not ok .*" <(sed -n "\|^# host: .*/$f.sh|,\|^# host: |p" "$tmp/all.log") ||
 			{ echo "# $f.sh not counted as a failure"; return 1; }
 	done
 }
-check "a failing, dying, short or silent TAP script counts as a failure in the closing line" tap_counting
+check "a failing, dying, short or silent TAP script counts as a failure in the closing line, and is named above it" tap_counting
 [ "$failed" -eq 0 ]
