@@ -163,14 +163,15 @@ check "the dependency scan names a command whose package is missing from the lis
 # make test's counting: a failing, dying, short or silent TAP script, and a
 # failure in the middle of a tap-lib check, each turn the closing line red.
 tap_counting() {
-	local out rc=0
+	local out last rc=0
 	"$top/harness/tap-runner.sh" run "$tmp/pass.log" "$top/tests/fixtures/tap/passes.sh" >/dev/null
 	out=$("$top/harness/tap-runner.sh" summary "$tmp/pass.log")
 	[ "$out" = "2 passed, 0 failed" ] || { echo "# passing fixture: $out"; return 1; }
 	"$top/harness/tap-runner.sh" run "$tmp/all.log" "$top"/tests/fixtures/tap/*.sh >/dev/null
 	out=$("$top/harness/tap-runner.sh" summary "$tmp/all.log") || rc=$?
-	echo "# all fixtures: $(tail -n 1 <<<"$out") (exit $rc)"
-	[ "$(tail -n 1 <<<"$out")" = "7 passed, 7 failed" ] && [ "$rc" -ne 0 ] || return 1
+	last=$(tail -n 1 <<<"$out")
+	echo "# all fixtures: $last (exit $rc)"
+	[ "$last" = "7 passed, 7 failed" ] && [ "$rc" -ne 0 ] || return 1
 	# The failures are named again above the count line.
 	[ "$(grep -c '^#   not ok ' <<<"$out")" -eq 7 ] || { echo "# failures not listed above the count"; return 1; }
 	for f in fails dies short-plan exits-nonzero silent check-midway; do
