@@ -6,7 +6,8 @@
 #                                     comes, append it to LOG with a "not ok" line
 #                                     for every way it can be untrustworthy (see
 #                                     harness/guest/tap-check.awk)
-#   tap-runner.sh summary LOG         list the "not ok" lines, then print
+#   tap-runner.sh summary LOG         list the "not ok" lines with the comments
+#                                     just before each, then print
 #                                     "N passed, N failed[, N skipped]";
 #                                     exit 1 on any failure or when nothing passed
 set -euo pipefail
@@ -40,11 +41,22 @@ summary() {
 		/^ok / { p++ }
 		/^not ok / { f++ }
 		END { print p + 0, f + 0, s + 0 }' "$1")
-	# The failures again, just above the count: a CI that shows only the
-	# tail of the output still names them.
+	# The failures again, just above the count, each with the last comment
+	# lines written before it (the test's own account of why): a CI that
+	# shows only the tail of the output still names them and their reasons.
 	if [ "$failed" -gt 0 ]; then
 		echo "# failed:"
-		grep '^not ok ' "$1" | sed 's/^/#   /'
+		awk -v keep=6 '
+			/^(not )?ok / {
+				if (/^not ok /) {
+					print "#   " $0
+					for (i = (n > keep ? n - keep : 0); i < n; i++)
+						print "#       " substr(why[i % keep], 1, 200)
+				}
+				n = 0
+				next
+			}
+			/^[[:space:]]*#/ { why[n % keep] = $0; n++ }' "$1"
 	fi
 	if [ "$skipped" -gt 0 ]; then
 		echo "$passed passed, $failed failed, $skipped skipped"

@@ -174,6 +174,9 @@ tap_counting() {
 	[ "$last" = "7 passed, 7 failed" ] && [ "$rc" -ne 0 ] || return 1
 	# The failures are named again above the count line.
 	[ "$(grep -c '^#   not ok ' <<<"$out")" -eq 7 ] || { echo "# failures not listed above the count"; return 1; }
+	# ... each with the reason its test wrote just before it.
+	grep -A 6 '^#   not ok 2 second$' <<<"$out" | grep -q '^#       # second: expected 4, got 3$' ||
+		{ echo "# the reason of fails.sh is not listed with it"; return 1; }
 	for f in fails dies short-plan exits-nonzero silent check-midway; do
 		grep -q "^not ok .*" <(sed -n "\|^# host: .*/$f.sh|,\|^# host: |p" "$tmp/all.log") ||
 			{ echo "# $f.sh not counted as a failure"; return 1; }
