@@ -10,6 +10,10 @@
 #
 #   harness/reference.sh results/<run-id> [results/<run-id> ...]
 #   harness/reference.sh results/reference results/<run-id> ...
+#
+# REFERENCE_DIR (default results/reference) is where it goes; it is replaced
+# only once the new one is complete (tests/host/reference.sh uses a scratch
+# one).
 set -euo pipefail
 # shellcheck source=harness/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -39,14 +43,18 @@ for run in "$@"; do
 	done
 done
 # A reference given as a run stands for the runs it came from.
-jq --arg runs "$*" '. + {reference_from: ((.reference_from // "") + " " + $runs |
-	split(" ") | map(select(. != "" and . != "results/reference")) | join(" "))}' \
+from=
+for run in "$@"; do
+	if ref=$(jq -er '.reference_from // empty' "$run/meta.json"); then from+=" $ref"; else from+=" $run"; fi
+done
+jq --arg from "$from" '. + {reference_from: ($from | split(" ") | map(select(. != "")) | join(" "))}' \
 	"$1/meta.json" >"$merged/meta.json"
 python3 harness/summarize.py "$merged" >"$merged/report.txt" ||
 	die "the merged runs do not summarise cleanly: $(grep -m1 '^INVALID' "$merged/report.txt")"
 harness/plots.sh "$merged" >/dev/null 2>&1 || log "some figures could not be drawn"
 
-out=results/reference.new
+dest=${REFERENCE_DIR:-results/reference}
+out=$dest.new
 VMSTAT_KEPT=$(python3 -c 'import sys; sys.path.insert(0, "harness"); import summarize; print("|".join(summarize.VMSTAT_KEYS))')
 rm -rf "$out"
 mkdir -p "$out/plots"
@@ -72,6 +80,6 @@ done
 for f in summary idle-2004 token; do
 	[ ! -f "$merged/plots/$f.png" ] || cp "$merged/plots/$f.png" "$out/plots/"
 done
-rm -rf results/reference
-mv "$out" results/reference
-log "results/reference: $(du -sk results/reference | cut -f1) KiB"
+rm -rf "$dest"
+mv "$out" "$dest"
+log "$dest: $(du -sk --apparent-size "$dest" | cut -f1) KiB"
