@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 tap_start 3
 
 ref=results/reference
-# A scenario folder and the run it is taken from, for the later run.
+# The scenario folder the later run replaces, and the repeat whose data it brings.
 replaced=victim-alone.mglru.r1
 donor=victim-alone.mglru.r2
 
