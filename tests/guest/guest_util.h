@@ -299,8 +299,8 @@ static inline pid_t spawn_toucher(const char *name, size_t bytes, enum toucher_k
 	return wait_child_ready(fds, pid) ? -1 : pid;
 }
 
-/* Run /rsslim/bin/hog with args (stdout discarded) under an RSS limit. */
-static inline pid_t spawn_hog(rlim_t limit, char *const argv[])
+/* Run the program at @path with args (stdout discarded) under an RSS limit. */
+static inline pid_t spawn_limited(const char *path, rlim_t limit, char *const argv[])
 {
 	pid_t pid = fork();
 
@@ -313,10 +313,15 @@ static inline pid_t spawn_hog(rlim_t limit, char *const argv[])
 			dup2(devnull, 1);
 		if (limit != RLIM_INFINITY && setrlimit(RLIMIT_RSS, &rl))
 			_exit(3);
-		execv("/rsslim/bin/hog", argv);
+		execv(path, argv);
 		_exit(4);
 	}
 	return pid;
+}
+
+static inline pid_t spawn_hog(rlim_t limit, char *const argv[])
+{
+	return spawn_limited("/rsslim/bin/hog", limit, argv);
 }
 
 /*
