@@ -66,7 +66,7 @@ struct trim_trace {
 
 static int trim_trace_start(void)
 {
-	if (write_file(TRACING "/trace", ""))
+	if (clear_trace())
 		return -1;
 	return write_file(TRACING "/events/rss_limit/rss_limit_trim/enable", "1");
 }
@@ -120,6 +120,7 @@ static int sleeper_beside(const char *path, char *const argv[], long long *befor
 	pid_t sleeper, hog;
 	int status;
 
+	memset(t, 0, sizeof(*t));
 	sleeper = spawn_toucher("sleeper", 100 * MIB, TOUCH_ONCE, RLIM_INFINITY);
 	if (sleeper <= 0)
 		return -1;
@@ -485,7 +486,7 @@ TEST_F_TIMEOUT(active, trim_tracepoint, GUEST_TIMEOUT(60))
 	long long trims0, pages0;
 	pid_t pid;
 
-	ASSERT_EQ(0, write_file(TRACING "/trace", ""));
+	ASSERT_EQ(0, clear_trace());
 	ASSERT_EQ(0, write_file(TRACING "/events/rss_limit/rss_limit_trim/enable", "1"));
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 3));
 	trims0 = vmstat("rss_limit_trim");
@@ -767,7 +768,7 @@ TEST_F_TIMEOUT(active, trims_skip_a_large_prot_none_reservation, GUEST_TIMEOUT(1
 	char needle[32];
 	const char *line;
 
-	ASSERT_EQ(0, write_file(TRACING "/trace", ""));
+	ASSERT_EQ(0, clear_trace());
 	ASSERT_EQ(0, write_file(TRACING "/events/rss_limit/rss_limit_trim/enable", "1"));
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 3));
 	ASSERT_EQ(0, run_limited(&r));

@@ -62,7 +62,7 @@ FIXTURE_SETUP(token)
 	ASSERT_EQ(0, sysctl_write("swap_token", 1));
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 1));
 	ASSERT_EQ(0, sysctl_write("swap_token_timeout_ms", 1000));
-	write_file(TRACING "/trace", "");
+	clear_trace();
 	trace_events("1");
 	drop_caches();
 }

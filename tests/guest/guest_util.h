@@ -58,6 +58,20 @@ static inline int write_file(const char *path, const char *value)
 	return n == (ssize_t)strlen(value) ? 0 : -1;
 }
 
+/*
+ * Empty the ftrace buffer. Only an open with O_TRUNC does: writing nothing
+ * to "trace" leaves every event in it.
+ */
+static inline int clear_trace(void)
+{
+	int fd = open("/sys/kernel/tracing/trace", O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
 /* The text after "key:" on its line in a /proc file, or NULL. */
 static inline const char *field_text(const char *buf, const char *key, char *out, size_t len)
 {
