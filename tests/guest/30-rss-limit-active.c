@@ -374,13 +374,16 @@ TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_3, GUEST_TIMEOUT(60))
 
 /*
  * A 48 MiB process that keeps touching its memory, beside a 200 MiB one that
- * does the same, gets an 8 MiB limit by prlimit: the smallest RSS it has
- * within a second of it (-1 if a process could not be started).
+ * does the same, gets an 8 MiB limit by prlimit. Watch its RSS for up to
+ * @window seconds, or until it is at most @enough kB: the smallest RSS seen
+ * (-1 if a process could not be started). @trims gets the trims the kernel
+ * counted meanwhile (only the limited process can trim).
  */
-static long long min_rss_after_prlimit(long long *before)
+static long long min_rss_after_prlimit(long long *before, double window,
+				       long long enough, long long *trims)
 {
 	struct rlimit rl = { 8 * MIB, RLIM_INFINITY };
-	long long smallest, rss;
+	long long smallest, rss, trims0;
 	pid_t pid, pressure;
 	double deadline;
 
@@ -393,19 +396,21 @@ static long long min_rss_after_prlimit(long long *before)
 		return -1;
 	}
 	*before = rss_kb(pid);
+	trims0 = vmstat("rss_limit_trim");
 	if (prlimit(pid, RLIMIT_RSS, &rl, NULL)) {
 		stop_child(pressure);
 		stop_child(pid);
 		return -1;
 	}
 	smallest = *before;
-	deadline = now_s() + time_scale();
-	while (now_s() < deadline) {
+	deadline = now_s() + window;
+	while (smallest > enough && now_s() < deadline) {
 		sleep_s(0.05);
 		rss = rss_kb(pid);
 		if (rss >= 0 && rss < smallest)
 			smallest = rss;
 	}
+	*trims = vmstat("rss_limit_trim") - trims0;
 	stop_child(pressure);
 	stop_child(pid);
 	return smallest;
@@ -414,23 +419,30 @@ static long long min_rss_after_prlimit(long long *before)
 /*
  * Same in mode 2, where it needs memory pressure to act. Mode 2 is a soft
  * limit: once a trim has freed memory the process may grow again until
- * memory is short, so what counts is the smallest RSS within the second.
- * The control run with the knob at 0 shows that the pressure alone does not
- * bring the process under the bound.
+ * memory is short, so what counts is the smallest RSS it reaches. The claim
+ * rests on the kernel's own counts: with the knob at 0 nothing trims and the
+ * process stays over the bound for a second; in mode 2 it trims and comes
+ * under the bound. How long that takes is TCG time, which host load moves
+ * (a 1-s window failed twice on a loaded host), so the mode-2 window is
+ * only a give-up point.
  */
 TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_2, GUEST_TIMEOUT(180))
 {
 	const long long bound = 8 * 1024 * 5 / 4 + 1024;
 	long long before_off = 0, smallest_off, before, smallest;
+	long long trims_off = -1, trims = -1;
 
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 0));
-	smallest_off = min_rss_after_prlimit(&before_off);
+	smallest_off = min_rss_after_prlimit(&before_off, time_scale(), 0,
+					     &trims_off);
 	ASSERT_LE(0, smallest_off);
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 2));
-	smallest = min_rss_after_prlimit(&before);
+	smallest = min_rss_after_prlimit(&before, 20 * time_scale(), bound,
+					 &trims);
 	ASSERT_LE(0, smallest);
-	TH_LOG("smallest rss within a second of prlimit: knob 0 %lld -> %lld kB, mode 2 %lld -> %lld kB (bound %lld kB)",
-	       before_off, smallest_off, before, smallest, bound);
+	TH_LOG("smallest rss after prlimit: knob 0 %lld -> %lld kB in 1 s, %lld trims; mode 2 %lld -> %lld kB, %lld trims (bound %lld kB)",
+	       before_off, smallest_off, trims_off, before, smallest, trims,
+	       bound);
 	/*
 	 * The premise: when prlimit() was called the process was well over
 	 * what it must come under (twice the bound). Not "over 32 MiB": the
@@ -438,8 +450,10 @@ TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_2, GUEST_TIMEOUT(180))
 	 * taken the process from 48 to 25 MiB once (a CI run).
 	 */
 	EXPECT_GT(before_off, 2 * bound);
+	EXPECT_EQ(0, trims_off);
 	EXPECT_GT(smallest_off, bound);
 	EXPECT_GT(before, 2 * bound);
+	EXPECT_GT(trims, 0);
 	EXPECT_LE(smallest, bound);
 }
 
