@@ -55,7 +55,8 @@ help:
 	@echo '  make upstream-tests  build the kernel tree'"'"'s selftests the guest suite runs'
 	@echo '  make plots RUN=<id>  redraw the figures and report page of results/<id> (default latest)'
 	@echo '  make compare A= B=   two bench runs side by side: change and whether the 95% intervals overlap'
-	@echo '  make check           checkpatch --strict on the series, shellcheck, -Werror builds'
+	@echo '  make check           checkpatch --strict on the series, shellcheck, -Werror builds,'
+	@echo '                       and the series compiled patch by patch and in six configurations'
 	@echo '  make install-rsstrimd  install rsstrimd and its systemd unit (PREFIX=/usr/local DESTDIR=)'
 	@echo '  make clean           remove build outputs but keep the kernel tree; distclean removes all'
 	@echo
@@ -168,7 +169,8 @@ initramfs: deps
 	@$(MAKE) --no-print-directory $(INITRAMFS) $(APPS_IMAGE)
 
 shell: kernel initramfs
-	@harness/qemu.sh --job shell --out $(BUILD)/shell --ram $(RAM) --swap $(SWAP)
+	@harness/qemu.sh --job shell --out $(BUILD)/shell --ram $(RAM) --swap $(SWAP) \
+		$(if $(MODE),--append rsslim.enforce=$(MODE))
 
 test: deps
 	@harness/test.sh

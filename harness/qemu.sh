@@ -113,7 +113,9 @@ trap cleanup_disks EXIT
 cmdline="$cmdline_base rsslim.job=$job rsslim.swap_mib=$swap_mib rsslim.swap_kind=$swap_kind $append"
 if [ "$job" = shell ]; then
 	log "booting a guest shell ($accel, ${ram} MiB RAM, ${swap_mib} MiB swap); leave with 'poweroff -f'"
-	exec "${qemu_base[@]}" -accel "$accel" -nographic "${disk_args[@]}" -append "$cmdline"
+	# -nodefaults left the guest no serial port: give its console this
+	# terminal (Ctrl-A X quits QEMU, Ctrl-A C is its monitor).
+	exec "${qemu_base[@]}" -accel "$accel" -nographic -serial mon:stdio "${disk_args[@]}" -append "$cmdline"
 fi
 
 log "booting guest job '$job' ($accel, ${ram} MiB RAM, ${swap_mib} MiB $swap_kind swap, timeout ${timeout_s} s)"
