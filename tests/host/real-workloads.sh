@@ -43,7 +43,7 @@ redis_victim() {
 check "redis-server in the guest: filled, served at a fixed rate, summarised as the victim" redis_victim
 
 # GNU sort reads RLIMIT_RSS: with no -S it stays under the sort rows'
-# prlimit --rss=128M by itself, even on a kernel that ignores the limit, and
+# 128 MiB RSS limit by itself, even on a kernel that ignores the limit, and
 # sorts the whole input (in runs spilled to the disk); with -S 384M it holds
 # far more.
 sort_hog() {
@@ -51,7 +51,7 @@ sort_hog() {
 	run=$(bench "sort-selflimit sort-off")
 	self=$(max_rss_kb "$run/sort-selflimit.mglru" hog)
 	told=$(max_rss_kb "$run/sort-off.mglru" hog)
-	echo "# GNU sort's max RSS under prlimit --rss=128M: $self kB with no -S, $told kB with -S 384M"
+	echo "# GNU sort's max RSS under a 128 MiB RSS limit: $self kB with no -S, $told kB with -S 384M"
 	[ "$self" -gt 0 ] && [ "$self" -le $((128 * 1024)) ] && [ "$told" -gt $((128 * 1024)) ]
 	jq -e '[.scenarios[] | select(.scenario | startswith("sort-")) | .hog_done_s > 0] ==
 		[true, true]' "$run/summary.json" >/dev/null
