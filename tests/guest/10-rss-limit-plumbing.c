@@ -296,6 +296,84 @@ TEST(vfork_child_limit_stays_with_the_child)
 	EXPECT_EQ(8 * MIB / PAGE_SZ, limit_pages_in(out));
 }
 
+/* What the vfork race's two sides share. */
+struct vfork_race {
+	volatile pid_t newest;		/* the vfork() child to aim at */
+	volatile int stop;
+	volatile long hits;		/* limits the spinner set */
+};
+
+/* Set an 8 MiB limit on the newest vfork() child, over and over. */
+static void prlimit_spinner(struct vfork_race *race)
+{
+	struct rlimit rl = { 8 * MIB, RLIM_INFINITY };
+
+	while (!race->stop) {
+		pid_t pid = race->newest;
+
+		if (pid > 0 && prlimit(pid, RLIMIT_RSS, &rl, NULL) == 0)
+			race->hits++;
+	}
+	_exit(0);
+}
+
+FIXTURE(vfork_race) {
+	struct vfork_race *race;
+	pid_t spinner;
+};
+
+FIXTURE_SETUP(vfork_race)
+{
+	self->race = mmap(NULL, sizeof(*self->race), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->race);
+	ASSERT_EQ(0, set_rss(0, RLIM_INFINITY, RLIM_INFINITY));
+	self->spinner = fork();
+	ASSERT_LE(0, self->spinner);
+	if (self->spinner == 0)
+		prlimit_spinner(self->race);
+}
+
+FIXTURE_TEARDOWN(vfork_race)
+{
+	self->race->stop = 1;
+	waitpid(self->spinner, NULL, 0);
+	munmap(self->race, sizeof(*self->race));
+}
+
+/*
+ * prlimit() aimed at vfork() children while they exec: whenever it lands,
+ * before, during or after the exec, the limit is the child's, never the
+ * parent's, whose mm the child ran on until its exec. A prlimit() that
+ * found the mm before the exec and stored the limit after it (the owner
+ * was judged by vfork_done, outside the store's lock) left the child's
+ * limit on the parent.
+ */
+TEST_F_TIMEOUT(vfork_race, children_racing_prlimit_leave_the_parent_alone, GUEST_TIMEOUT(300))
+{
+	struct vfork_race *race = self->race;
+	const int spawns = 3000;
+	int done, failed = 0;
+
+	for (done = 0; done < spawns && limit_pages(getpid()) == -2; done++) {
+		pid_t pid = vfork();
+
+		if (pid == 0) {
+			race->newest = getpid();
+			execl("/bin/busybox", "true", (char *)NULL);
+			_exit(127);
+		}
+		if (pid < 0 || wait_exit_code(pid) != 0)
+			failed++;
+	}
+	TH_LOG("%d spawns, %ld limits set on the children, parent's RssLimit %lld pages (-2: unlimited)",
+	       done, race->hits, limit_pages(getpid()));
+	EXPECT_EQ(0, failed);
+	/* The premise: the spinner kept landing on the children. */
+	EXPECT_GT(race->hits, done);
+	EXPECT_EQ(-2, limit_pages(getpid()));
+}
+
 /* prlimit racing with the target's exit: only success or ESRCH, no splat
  * (the guest suite fails on any kernel warning). */
 TEST(limit_change_while_target_exits)

@@ -4,8 +4,8 @@
  * holder readout in a child pid namespace never shows a pid from outside
  * it (and shows its own processes with their namespace pids); the new
  * sysctls are root's; another user's RSS limit cannot be changed; a
- * set-uid program does not inherit its caller's RSS limit; the holder
- * readout hides other users' processes.
+ * set-uid program runs without its caller's RSS limit, which its caller
+ * cannot shed through it; the holder readout hides other users' processes.
  */
 #include "guest_util.h"
 
@@ -19,20 +19,45 @@
 #define NOBODY 65534
 
 #define SHOW_ENV "RSSLIM_SHOW_EXEC_STATE"
+#define THEN_EXEC_ENV "RSSLIM_THEN_EXEC"
 
 /*
  * This program, exec'd with SHOW_ENV set (as a set-uid copy, say), prints
- * how the kernel started it and exits before the test harness runs.
+ * how the kernel started it: AT_SECURE, its euid, the RSS limit its memory
+ * has (RssLimit) and the hard RLIMIT_RSS it would pass on. With
+ * THEN_EXEC_ENV set it then does what newgrp or sg do: gives up the
+ * privilege and execs that program (which prints its own line). It exits
+ * before the test harness runs.
  */
 __attribute__((constructor)) static void show_exec_state(void)
 {
-	char limit[64];
+	const char *next = getenv(THEN_EXEC_ENV);
+	char limit[64], hard[64];
+	struct rlimit rl;
+	uid_t uid = getuid();
+	gid_t gid = getgid();
 
 	if (!getenv(SHOW_ENV))
 		return;
 	status_text(getpid(), "RssLimit", limit, sizeof(limit));
-	printf("secure=%lu euid=%d limit=%s\n", getauxval(AT_SECURE), (int)geteuid(), limit);
+	if (getrlimit(RLIMIT_RSS, &rl))
+		_exit(30);
+	if (rl.rlim_max == RLIM_INFINITY)
+		snprintf(hard, sizeof(hard), "unlimited");
+	else
+		snprintf(hard, sizeof(hard), "%llu kB", (unsigned long long)rl.rlim_max / 1024);
+	printf("secure=%lu euid=%d limit=%s hard=%s\n", getauxval(AT_SECURE), (int)geteuid(),
+	       limit, hard);
 	fflush(stdout);
+	if (next) {
+		char *const argv[] = { (char *)next, NULL };
+		char *const envp[] = { SHOW_ENV "=1", NULL };
+
+		if (setresgid(gid, gid, gid) || setresuid(uid, uid, uid))
+			_exit(31);
+		execve(next, argv, envp);
+		_exit(32);
+	}
 	_exit(0);
 }
 
@@ -57,9 +82,15 @@ static int copy_self(const char *path, mode_t mode)
 	return rc ? rc : chmod(path, mode);
 }
 
-/* As user NOBODY with an 8 MiB RSS limit, exec path; its report in out. */
-static int exec_as_nobody_with_limit(const char *path, char *out, size_t len)
+/*
+ * As user NOBODY with an 8 MiB RSS limit (soft and hard), exec path, which
+ * then execs then_exec unless it is NULL; their reports in out.
+ */
+static int exec_as_nobody_with_limit(const char *path, const char *then_exec,
+				     char *out, size_t len)
 {
+	char next_env[256];
+
 	int fds[2];
 	pid_t pid;
 
@@ -69,8 +100,9 @@ static int exec_as_nobody_with_limit(const char *path, char *out, size_t len)
 	if (pid == 0) {
 		struct rlimit rl = { 8 * MIB, 8 * MIB };
 		char *const argv[] = { (char *)path, NULL };
-		char *const envp[] = { SHOW_ENV "=1", NULL };
+		char *const envp[] = { SHOW_ENV "=1", then_exec ? next_env : NULL, NULL };
 
+		snprintf(next_env, sizeof(next_env), THEN_EXEC_ENV "=%s", then_exec ? then_exec : "");
 		if (dup2(fds[1], 1) < 0 || setresgid(NOBODY, NOBODY, NOBODY) ||
 		    setresuid(NOBODY, NOBODY, NOBODY) || setrlimit(RLIMIT_RSS, &rl))
 			_exit(20);
@@ -365,24 +397,32 @@ TEST_F_TIMEOUT(security, other_users_holder_is_hidden, GUEST_TIMEOUT(120))
 
 /*
  * An unprivileged user's RSS limit would page a set-uid program's memory
- * out: the kernel drops it across a privilege-gaining exec. The same
- * program without the set-uid bit keeps it, so the test sees both sides.
+ * out: the program runs without it. The same program without the set-uid
+ * bit keeps it, so the test sees both sides. The user's hard limit is not
+ * lifted on the way: a set-uid program that gives up its privilege and
+ * execs a shell (newgrp, sg) hands the user back the limit the user had.
+ * Before this was so, the set-uid exec reset the rlimit to unlimited and
+ * the second program ran with "limit=unlimited hard=unlimited".
  */
-TEST_F(security, setuid_exec_starts_without_the_limit)
+TEST_F(security, setuid_exec_runs_without_the_limit_and_keeps_the_rlimit)
 {
-	static const char path[] = "/tmp/rsslim-show-exec-state";
-	char out[256];
+	static const char setuid_path[] = "/tmp/rsslim-show-exec-state";
+	static const char plain_path[] = "/tmp/rsslim-show-exec-state-plain";
+	char out[512];
 
-	ASSERT_EQ(0, copy_self(path, 0755));
-	ASSERT_EQ(0, exec_as_nobody_with_limit(path, out, sizeof(out)));
+	ASSERT_EQ(0, copy_self(setuid_path, 0755));
+	ASSERT_EQ(0, copy_self(plain_path, 0755));
+	ASSERT_EQ(0, exec_as_nobody_with_limit(plain_path, NULL, out, sizeof(out)));
 	TH_LOG("plain: %s", out);
-	EXPECT_NE(NULL, strstr(out, "secure=0 euid=65534 limit=8192 kB"));
+	EXPECT_NE(NULL, strstr(out, "secure=0 euid=65534 limit=8192 kB hard=8192 kB"));
 
-	ASSERT_EQ(0, chmod(path, 04755));
-	ASSERT_EQ(0, exec_as_nobody_with_limit(path, out, sizeof(out)));
-	TH_LOG("set-uid root: %s", out);
-	EXPECT_NE(NULL, strstr(out, "secure=1 euid=0 limit=unlimited"));
-	unlink(path);
+	ASSERT_EQ(0, chmod(setuid_path, 04755));
+	ASSERT_EQ(0, exec_as_nobody_with_limit(setuid_path, plain_path, out, sizeof(out)));
+	TH_LOG("set-uid root, then plain: %s", out);
+	EXPECT_NE(NULL, strstr(out, "secure=1 euid=0 limit=unlimited hard=8192 kB\n"
+			       "secure=0 euid=65534 limit=8192 kB hard=8192 kB"));
+	unlink(setuid_path);
+	unlink(plain_path);
 }
 
 TEST_HARNESS_MAIN
