@@ -1,7 +1,8 @@
 #!/bin/bash
-# `make check`: checkpatch --strict over the kernel series, shellcheck over
-# every script, and a -Werror build of all C. Prints each problem; exits
-# non-zero if there is any.
+# `make check`: checkpatch --strict over the kernel series, the series
+# compiled patch by patch and in the configurations it must not break
+# (kernel.sh compile-check), shellcheck over every script, and a -Werror
+# build of all C. Prints each problem; exits non-zero if there is any.
 set -euo pipefail
 # shellcheck source=harness/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -27,6 +28,8 @@ if [ "${#patches[@]}" -gt 0 ]; then
 		fi
 	done
 fi
+
+"$RSSLIM_TOP/harness/kernel.sh" compile-check || problems=$((problems + 1))
 
 log "shellcheck"
 mapfile -t scripts < <(git ls-files '*.sh' harness/guest/init .ci/run)

@@ -9,6 +9,8 @@
 #   kernel.sh tree             extract and apply the series only
 #   kernel.sh export           write the tree's commits back to kernel-patch/
 #   kernel.sh path [FLAVOR]    print the bzImage path
+#   kernel.sh compile-check    compile the series patch by patch and in the
+#                              configurations it must not break (make check)
 set -euo pipefail
 # shellcheck source=harness/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -140,7 +142,7 @@ obj_dir() { echo "$BUILD_DIR/obj-$1"; }
 kmake() {
 	local src=$1 obj=$2
 	shift 2
-	make -C "$src" O="$obj" ARCH="$KERNEL_ARCH" CC="ccache gcc" HOSTCC="ccache gcc" \
+	make -C "$src" O="$obj" ARCH="${KMAKE_ARCH:-$KERNEL_ARCH}" CC="ccache gcc" HOSTCC="ccache gcc" \
 		KBUILD_BUILD_USER=rsslim KBUILD_BUILD_HOST=rsslim \
 		KBUILD_BUILD_TIMESTAMP="$(git -C "$src" log -1 --format=%cd)" "$@"
 }
@@ -225,6 +227,82 @@ export_patches() {
 	log "exported $(grep -vc '^#' "$PATCH_DIR/series") patches to kernel-patch/"
 }
 
+# What a maintainer's build bots would try: the series without each feature
+# it hooks into, 32-bit, and each patch on its own (a bisection must never
+# land on a patch that does not build). Compile only, no link, with -Werror:
+# everything in mm/ and the files the series touches elsewhere. Each entry:
+# NAME ARCH CONFIG_OPTION... merged over rsslim.config.
+CHECK_CONFIGS=(
+	"no-sysctl x86_64 CONFIG_PROC_SYSCTL=n CONFIG_SYSCTL=n"
+	"no-swap x86_64 CONFIG_SWAP=n"
+	"no-memcg x86_64 CONFIG_MEMCG=n"
+	"no-lru-gen x86_64 CONFIG_LRU_GEN=n"
+	"no-thp x86_64 CONFIG_TRANSPARENT_HUGEPAGE=n"
+	"i386 i386 CONFIG_64BIT=n CONFIG_X86_32=y"
+)
+CHECK_TARGETS=(mm/ kernel/sys.o kernel/fork.o fs/exec.o fs/proc/task_mmu.o)
+CHECK_TREE=$BUILD_DIR/linux-check
+
+# check_compile NAME SRC ARCH [CONFIG_OPTION...]: configure obj-check-NAME
+# and compile CHECK_TARGETS in it. Prints what went wrong; non-zero if so.
+check_compile() {
+	local name=$1 src=$2 arch=$3 obj frag opt
+	shift 3
+	obj=$(obj_dir "check-$name")
+	mkdir -p "$obj"
+	frag=$obj/variant.config
+	printf '%s\n' CONFIG_WERROR=y "$@" >"$frag"
+	if ! {
+		KMAKE_ARCH=$arch kmake "$src" "$obj" tinyconfig &&
+			"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$PATCH_DIR/rsslim.config" "$frag" &&
+			KMAKE_ARCH=$arch kmake "$src" "$obj" olddefconfig
+	} >"$obj/config.log" 2>&1; then
+		echo "$name: configuration failed, see $obj/config.log"
+		return 1
+	fi
+	for opt in CONFIG_WERROR=y "$@"; do
+		case $opt in
+		# An option with no prompt in this configuration is left out when n.
+		*=n) ! grep -q "^${opt%=n}=" "$obj/.config" ;;
+		*) grep -qxF "$opt" "$obj/.config" ;;
+		esac || {
+			echo "$name: Kconfig did not keep $opt"
+			return 1
+		}
+	done
+	if ! KMAKE_ARCH=$arch kmake "$src" "$obj" -j"$(nproc)" "${CHECK_TARGETS[@]}" >"$obj/build.log" 2>&1; then
+		echo "$name: does not compile (log: $obj/build.log):"
+		grep -E 'error|warning' "$obj/build.log" | head -20
+		return 1
+	fi
+}
+
+compile_check() {
+	local commits c n=0 failed=0 variant
+	ensure_tree
+	check_tree_exported
+	if ! git -C "$CHECK_TREE" rev-parse -q --verify HEAD >/dev/null 2>&1; then
+		rm -rf "$CHECK_TREE"
+		git_tree worktree prune
+		git_tree worktree add -q --detach "$CHECK_TREE" "$BASE_TAG"
+	fi
+	mapfile -t commits < <(git_tree rev-list --reverse "$BASE_TAG..HEAD")
+	for c in "${commits[@]}"; do
+		n=$((n + 1))
+		git -C "$CHECK_TREE" checkout -q --detach "$c"
+		log "compiling patch $n/${#commits[@]}: $(git_tree log -1 --format=%s "$c")"
+		check_compile patch-by-patch "$CHECK_TREE" x86_64 || failed=$((failed + 1))
+	done
+	for variant in "${CHECK_CONFIGS[@]}"; do
+		# shellcheck disable=SC2086 # NAME ARCH OPTION... split on purpose
+		set -- $variant
+		log "compiling the series: $1"
+		check_compile "$1" "$KERNEL_SRC" "${@:2}" || failed=$((failed + 1))
+	done
+	[ "$failed" -eq 0 ] || die "$failed of $((n + ${#CHECK_CONFIGS[@]})) compile checks failed"
+	log "the series compiles patch by patch ($n) and in ${#CHECK_CONFIGS[@]} configurations"
+}
+
 cmd=${1:-build}
 shift || true
 case $cmd in
@@ -232,5 +310,6 @@ build) build "$@" ;;
 tree) ensure_tree ;;
 export) export_patches ;;
 path) echo "$(obj_dir "${1:-default}")/arch/x86/boot/bzImage" ;;
-*) die "usage: kernel.sh build [default|debug|stock] | tree | export | path [FLAVOR]" ;;
+compile-check) compile_check ;;
+*) die "usage: kernel.sh build [default|debug|stock] | tree | export | path [FLAVOR] | compile-check" ;;
 esac
