@@ -168,6 +168,13 @@ $(APPS_IMAGE): harness/initramfs.sh /usr/bin/redis-check-rdb /usr/bin/sort
 initramfs: deps
 	@$(MAKE) --no-print-directory $(INITRAMFS) $(APPS_IMAGE)
 
+# Checked before anything is built: the shell's mode is one of the four.
+ifneq ($(filter shell,$(MAKECMDGOALS)),)
+ifneq ($(filter-out 0 1 2 3,$(MODE))$(word 2,$(MODE)),)
+$(error make shell: MODE must be one of 0, 1, 2 or 3, not '$(MODE)')
+endif
+endif
+
 shell: kernel initramfs
 	@harness/qemu.sh --job shell --out $(BUILD)/shell --ram $(RAM) --swap $(SWAP) \
 		$(if $(MODE),--append rsslim.enforce=$(MODE))
