@@ -401,7 +401,7 @@ TEST_F_TIMEOUT(security, other_users_holder_is_hidden, GUEST_TIMEOUT(120))
  * bit keeps it, so the test sees both sides. The user's hard limit is not
  * lifted on the way: a set-uid program that gives up its privilege and
  * execs a shell (newgrp, sg) hands the user back the limit the user had.
- * Before this was so, the set-uid exec reset the rlimit to unlimited and
+ * Before, the set-uid exec reset the rlimit to unlimited, and
  * the second program ran with "limit=unlimited hard=unlimited".
  */
 TEST_F(security, setuid_exec_runs_without_the_limit_and_keeps_the_rlimit)
