@@ -499,10 +499,7 @@ TEST_F_TIMEOUT(active, futile_trims_pause, GUEST_TIMEOUT(120))
 	pid_t pid;
 	char c;
 
-	ASSERT_EQ(0, write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory"));
-	rmdir(NOSWAP_CG);
-	ASSERT_EQ(0, mkdir(NOSWAP_CG, 0755));
-	ASSERT_EQ(0, write_file(NOSWAP_CG "/memory.swap.max", "0"));
+	ASSERT_EQ(0, make_cgroup(NOSWAP_CG, "max", "0"));
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 3));
 	ASSERT_EQ(0, pipe(fds));
 	trims0 = vmstat("rss_limit_trim") + vmstat("rss_limit_trim_no_swap");
@@ -512,12 +509,10 @@ TEST_F_TIMEOUT(active, futile_trims_pause, GUEST_TIMEOUT(120))
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		struct rlimit rl = { 4 * MIB, RLIM_INFINITY };
-		char self[16];
 		unsigned char *mem;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		snprintf(self, sizeof(self), "%d", getpid());
-		if (write_file(NOSWAP_CG "/cgroup.procs", self) || setrlimit(RLIMIT_RSS, &rl))
+		if (join_cgroup(NOSWAP_CG) || setrlimit(RLIMIT_RSS, &rl))
 			_exit(3);
 		mem = mmap(NULL, 32 * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			   -1, 0);
@@ -563,21 +558,16 @@ TEST_F_TIMEOUT(active, trims_refuse_a_limit_past_the_swap_left, GUEST_TIMEOUT(12
 	pid_t pid;
 	char c;
 
-	ASSERT_EQ(0, write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory"));
-	rmdir(SWAP8_CG);
-	ASSERT_EQ(0, mkdir(SWAP8_CG, 0755));
-	ASSERT_EQ(0, write_file(SWAP8_CG "/memory.swap.max", "8M"));
+	ASSERT_EQ(0, make_cgroup(SWAP8_CG, "max", "8M"));
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 3));
 	ASSERT_EQ(0, pipe(fds));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		volatile unsigned char *mem;
-		char self[16];
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		snprintf(self, sizeof(self), "%d", getpid());
-		if (write_file(SWAP8_CG "/cgroup.procs", self))
+		if (join_cgroup(SWAP8_CG))
 			_exit(3);
 		mem = mmap(NULL, 48 * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			   -1, 0);

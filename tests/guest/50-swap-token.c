@@ -257,32 +257,6 @@ TEST_F_TIMEOUT(token, knob_off_nobody_holds_it, GUEST_TIMEOUT(120))
 
 #define PAGER_CG "/sys/fs/cgroup/rsslim-token-pager"
 
-/* A fresh child cgroup of the root with the given memory limits. */
-static int make_cgroup(const char *path, const char *max, const char *swap_max)
-{
-	char file[128];
-
-	if (write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory"))
-		return -1;
-	rmdir(path);
-	if (mkdir(path, 0755))
-		return -1;
-	snprintf(file, sizeof(file), "%s/memory.max", path);
-	if (write_file(file, max))
-		return -1;
-	snprintf(file, sizeof(file), "%s/memory.swap.max", path);
-	return write_file(file, swap_max);
-}
-
-static int join_cgroup(const char *path)
-{
-	char file[128], self[16];
-
-	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
-	snprintf(self, sizeof(self), "%d", getpid());
-	return write_file(file, self);
-}
-
 /*
  * A child that keeps writing 8 MiB in PAGER_CG (4 MiB, with swap): it
  * swaps within its cgroup and takes the token with its major faults,

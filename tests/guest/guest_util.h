@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +57,33 @@ static inline int write_file(const char *path, const char *value)
 	n = write(fd, value, strlen(value));
 	close(fd);
 	return n == (ssize_t)strlen(value) ? 0 : -1;
+}
+
+/* A fresh child cgroup of the root with the given memory limits. */
+static inline int make_cgroup(const char *path, const char *max, const char *swap_max)
+{
+	char file[128];
+
+	if (write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory"))
+		return -1;
+	rmdir(path);
+	if (mkdir(path, 0755))
+		return -1;
+	snprintf(file, sizeof(file), "%s/memory.max", path);
+	if (write_file(file, max))
+		return -1;
+	snprintf(file, sizeof(file), "%s/memory.swap.max", path);
+	return write_file(file, swap_max);
+}
+
+/* Move the calling process into the cgroup at @path. */
+static inline int join_cgroup(const char *path)
+{
+	char file[128], self[16];
+
+	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
+	snprintf(self, sizeof(self), "%d", getpid());
+	return write_file(file, self);
 }
 
 /*
