@@ -376,30 +376,36 @@ TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_3, GUEST_TIMEOUT(60))
 	EXPECT_LE(after, 8 * 1024 * 5 / 4 + 1024);
 }
 
+#define PROTECTED_CG "/sys/fs/cgroup/rsslim-protected"
+
 /*
  * A 48 MiB process that keeps touching its memory, beside a 200 MiB one that
- * does the same, gets an 8 MiB limit by prlimit. Watch its RSS for up to
+ * does the same, gets an 8 MiB limit by prlimit. Its cgroup's memory.min
+ * (64 MiB) keeps reclaim away from it, so that only a trim, which pages
+ * out the process's own pages whatever its cgroup's protection, can bring
+ * it down: without that, the pressure toucher's reclaim took it from 48 to
+ * 22 MiB before prlimit() and below the bound after it, with no trim and
+ * no reference ignored (a run on the classic LRU). Watch its RSS for up to
  * @window seconds, or until it is at most @enough kB: the smallest RSS seen
- * (-1 if a process could not be started). @acts gets what the kernel
- * counted meanwhile of what it did for the limit: trims (only the limited
- * process can trim) and references reclaim ignored.
+ * (-1 if a process could not be started). @trims gets the trims the kernel
+ * counted meanwhile (only the limited process can trim).
  */
-struct limit_acts {
-	long long trims;
-	long long ignored;
-};
-
 static long long min_rss_after_prlimit(long long *before, double window,
-				       long long enough, struct limit_acts *acts)
+				       long long enough, long long *trims)
 {
 	struct rlimit rl = { 8 * MIB, RLIM_INFINITY };
-	long long smallest, rss, trims0, ignored0;
+	long long smallest, rss, trims0;
 	pid_t pid, pressure;
 	double deadline;
 
-	pid = spawn_toucher("running", 48 * MIB, TOUCH_LOOP, RLIM_INFINITY);
-	if (pid < 0)
+	if (make_cgroup(PROTECTED_CG, "max", "max") ||
+	    write_file(PROTECTED_CG "/memory.min", "64M") || join_cgroup(PROTECTED_CG))
 		return -1;
+	pid = spawn_toucher("running", 48 * MIB, TOUCH_LOOP, RLIM_INFINITY);
+	if (join_cgroup("/sys/fs/cgroup") || pid < 0) {
+		stop_child(pid);
+		return -1;
+	}
 	pressure = spawn_toucher("pressure", 200 * MIB, TOUCH_LOOP, RLIM_INFINITY);
 	if (pressure < 0) {
 		stop_child(pid);
@@ -407,7 +413,6 @@ static long long min_rss_after_prlimit(long long *before, double window,
 	}
 	*before = rss_kb(pid);
 	trims0 = vmstat("rss_limit_trim");
-	ignored0 = vmstat("rss_limit_ignored_ref");
 	if (prlimit(pid, RLIMIT_RSS, &rl, NULL)) {
 		stop_child(pressure);
 		stop_child(pid);
@@ -421,10 +426,10 @@ static long long min_rss_after_prlimit(long long *before, double window,
 		if (rss >= 0 && rss < smallest)
 			smallest = rss;
 	}
-	acts->trims = vmstat("rss_limit_trim") - trims0;
-	acts->ignored = vmstat("rss_limit_ignored_ref") - ignored0;
+	*trims = vmstat("rss_limit_trim") - trims0;
 	stop_child(pressure);
 	stop_child(pid);
+	rmdir(PROTECTED_CG);
 	return smallest;
 }
 
@@ -432,42 +437,35 @@ static long long min_rss_after_prlimit(long long *before, double window,
  * Same in mode 2, where it needs memory pressure to act. Mode 2 is a soft
  * limit: once a trim has freed memory the process may grow again until
  * memory is short, so what counts is the smallest RSS it reaches. The claim
- * rests on the kernel's own counts: with the knob at 0 the kernel does
- * nothing for the limit and the process stays over the bound for a second;
- * in mode 2 it acts and the process comes under the bound. Mode 2 includes
- * the reclaim rule, and under this pressure reclaim can bring the process
- * under its limit before a trim is due (a CI run: 36 -> 9 MiB, no trim,
- * references ignored), so either count shows the limit at work. How long
- * it takes is TCG time, which host load moves (a 1-s window failed twice
- * on a loaded host), so the mode-2 window is only a give-up point.
+ * rests on the kernel's own counts: with the knob at 0 nothing trims and the
+ * process stays over the bound for a second; in mode 2 it trims and comes
+ * under the bound. How long that takes is TCG time, which host load moves
+ * (a 1-s window failed twice on a loaded host), so the mode-2 window is
+ * only a give-up point.
  */
 TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_2, GUEST_TIMEOUT(180))
 {
 	const long long bound = 8 * 1024 * 5 / 4 + 1024;
 	long long before_off = 0, smallest_off, before, smallest;
-	struct limit_acts off = { -1, -1 }, on = { -1, -1 };
+	long long trims_off = -1, trims = -1;
 
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 0));
-	smallest_off = min_rss_after_prlimit(&before_off, time_scale(), 0, &off);
+	smallest_off = min_rss_after_prlimit(&before_off, time_scale(), 0,
+					     &trims_off);
 	ASSERT_LE(0, smallest_off);
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 2));
-	smallest = min_rss_after_prlimit(&before, 20 * time_scale(), bound, &on);
+	smallest = min_rss_after_prlimit(&before, 20 * time_scale(), bound,
+					 &trims);
 	ASSERT_LE(0, smallest);
-	TH_LOG("smallest rss after prlimit: knob 0 %lld -> %lld kB in 1 s, %lld trims, %lld references ignored; mode 2 %lld -> %lld kB, %lld trims, %lld references ignored (bound %lld kB)",
-	       before_off, smallest_off, off.trims, off.ignored, before, smallest,
-	       on.trims, on.ignored, bound);
-	/*
-	 * The premise: when prlimit() was called the process was well over
-	 * what it must come under (twice the bound). Not "over 32 MiB": the
-	 * pressure toucher starts first, and on the classic LRU it had already
-	 * taken the process from 48 to 25 MiB once (a CI run).
-	 */
-	EXPECT_GT(before_off, 2 * bound);
-	EXPECT_EQ(0, off.trims);
-	EXPECT_EQ(0, off.ignored);
+	TH_LOG("smallest rss after prlimit: knob 0 %lld -> %lld kB in 1 s, %lld trims; mode 2 %lld -> %lld kB, %lld trims (bound %lld kB)",
+	       before_off, smallest_off, trims_off, before, smallest, trims,
+	       bound);
+	/* The premise: when prlimit() was called the process had all of it. */
+	EXPECT_GT(before_off, 44 * 1024);
+	EXPECT_EQ(0, trims_off);
 	EXPECT_GT(smallest_off, bound);
-	EXPECT_GT(before, 2 * bound);
-	EXPECT_GT(on.trims + on.ignored, 0);
+	EXPECT_GT(before, 44 * 1024);
+	EXPECT_GT(trims, 0);
 	EXPECT_LE(smallest, bound);
 }
 
@@ -551,6 +549,65 @@ TEST_F_TIMEOUT(active, futile_trims_pause, GUEST_TIMEOUT(120))
 	rmdir(NOSWAP_CG);
 	EXPECT_GE(noswap, 1);
 	EXPECT_LE(trims, 4 * took + 4);
+}
+
+/*
+ * No swap for ten limited processes that keep faulting (their cgroup may
+ * not swap), beside a 200 MiB toucher that keeps kswapd busy. Every trim
+ * they ask for is refused at once, and kswapd must not wait for one: it
+ * waits only for trims that run, or were asked of another task (prlimit).
+ * Before, every refused self-request marked a trim as asked for, and
+ * kswapd waited on each. Direct reclaim against the same load with the
+ * knob at 0 is logged beside it.
+ */
+TEST_F_TIMEOUT(active, kswapd_does_not_wait_for_trims_that_cannot_start,
+	       GUEST_TIMEOUT(180))
+{
+	static const char *const counters[] = {
+		"rss_limit_trim_no_swap", "rss_limit_trim", "rss_limit_kswapd_wait",
+		"pgscan_direct", "pgscan_kswapd", "allocstall_dma", "allocstall_dma32",
+		"allocstall_normal", "allocstall_movable",
+	};
+	/* The allocation stalls, one counter per zone, come last. */
+	enum { NO_SWAP, TRIMS, KSWAPD_WAITS, SCAN_DIRECT, SCAN_KSWAPD, STALLS,
+	       NCOUNTERS = STALLS + 4 };
+	long long delta[2][NCOUNTERS];
+	pid_t limited[10], pressure;
+	long long stalls;
+	int mode, i, c;
+
+	for (mode = 0; mode < 2; mode++) {
+		ASSERT_EQ(0, sysctl_write("rss_limit_enforce", mode ? 2 : 0));
+		ASSERT_EQ(0, make_cgroup(NOSWAP_CG, "max", "0"));
+		ASSERT_EQ(0, join_cgroup(NOSWAP_CG));
+		for (i = 0; i < 10; i++)
+			limited[i] = spawn_toucher("noswap", 8 * MIB, TOUCH_REFAULT, MIB);
+		ASSERT_EQ(0, join_cgroup("/sys/fs/cgroup"));
+		for (c = 0; c < NCOUNTERS; c++)
+			delta[mode][c] = -vmstat(counters[c]);
+		pressure = spawn_toucher("pressure", 200 * MIB, TOUCH_LOOP, RLIM_INFINITY);
+		sleep_s(5);
+		for (c = 0; c < NCOUNTERS; c++)
+			delta[mode][c] += vmstat(counters[c]);
+		stop_child(pressure);
+		for (i = 0; i < 10; i++)
+			stop_child(limited[i]);
+		rmdir(NOSWAP_CG);
+		for (i = 0; i < 10; i++)
+			ASSERT_GT(limited[i], 0);
+		ASSERT_GT(pressure, 0);
+		for (stalls = 0, c = STALLS; c < NCOUNTERS; c++)
+			stalls += delta[mode][c];
+		TH_LOG("mode %d, 5 s: %lld trims refused for want of swap, %lld trims, %lld kswapd waits; allocstall %lld, pgscan_direct %lld, pgscan_kswapd %lld",
+		       mode ? 2 : 0, delta[mode][NO_SWAP], delta[mode][TRIMS],
+		       delta[mode][KSWAPD_WAITS], stalls, delta[mode][SCAN_DIRECT],
+		       delta[mode][SCAN_KSWAPD]);
+	}
+	EXPECT_EQ(0, delta[0][NO_SWAP]);
+	/* Memory was short and they asked: each at least once. */
+	EXPECT_GE(delta[1][NO_SWAP], 10);
+	EXPECT_EQ(0, delta[1][TRIMS]);
+	EXPECT_EQ(0, delta[1][KSWAPD_WAITS]);
 }
 
 #define SWAP8_CG "/sys/fs/cgroup/rsslim-swap8m"

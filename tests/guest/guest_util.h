@@ -295,6 +295,7 @@ static inline int wait_child_ready(int fds[2], pid_t pid)
 enum toucher_kind {
 	TOUCH_LOOP,	/* keep touching every page, forever */
 	TOUCH_ONCE,	/* touch once, then sleep */
+	TOUCH_REFAULT,	/* keep dropping its pages and faulting them in again */
 };
 
 /*
@@ -334,6 +335,8 @@ static inline pid_t spawn_toucher(const char *name, size_t bytes, enum toucher_k
 				pause();
 				continue;
 			}
+			if (kind == TOUCH_REFAULT)
+				madvise(mem, bytes, MADV_DONTNEED);
 			for (size_t off = 0; off < bytes; off += PAGE_SZ)
 				mem[off]++;
 		}
