@@ -4,7 +4,8 @@
  * and it moves between them; a process over its RSS limit never holds it
  * and a holder that goes over its limit loses it; an exiting holder frees
  * it; vm.swap_token=0 means nobody holds it; reclaim inside a cgroup at
- * its limit never disables it. Run with MGLRU on and off.
+ * its limit never disables it, and a process thrashing at its cgroup's
+ * limit does not take it. Run with MGLRU on and off.
  */
 #include "guest_util.h"
 
@@ -258,16 +259,18 @@ TEST_F_TIMEOUT(token, knob_off_nobody_holds_it, GUEST_TIMEOUT(120))
 #define PAGER_CG "/sys/fs/cgroup/rsslim-token-pager"
 
 /*
- * A child that keeps writing 8 MiB in PAGER_CG (4 MiB, with swap): it
- * swaps within its cgroup and takes the token with its major faults,
- * without any pressure on the rest of the guest. With map_file, it also
- * maps SHARED_FILE, and never touches it.
+ * A child that keeps writing 8 MiB and has its cgroup (PAGER_CG, no limit)
+ * reclaim it all after each pass (memory.reclaim), so that each pass reads
+ * it back from swap: it takes the token with its major faults without any
+ * pressure on the guest. Not by thrashing in a small memory cgroup: a
+ * process at its cgroup's limit may not take the token. With map_file, it
+ * also maps SHARED_FILE, and never touches it.
  */
 static pid_t spawn_self_pager(bool map_file)
 {
 	pid_t pid;
 
-	if (make_cgroup(PAGER_CG, "4M", "max"))
+	if (make_cgroup(PAGER_CG, "max", "max"))
 		return -1;
 	pid = fork();
 	if (pid == 0) {
@@ -287,9 +290,12 @@ static pid_t spawn_self_pager(bool map_file)
 		mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (mem == MAP_FAILED)
 			_exit(5);
-		for (;;)
+		for (;;) {
 			for (size_t off = 0; off < size; off += PAGE_SZ)
 				mem[off]++;
+			/* Fails (EAGAIN) when it took less: the rest goes next time. */
+			write_file(PAGER_CG "/memory.reclaim", "8M");
+		}
 	}
 	return pid;
 }
@@ -440,6 +446,43 @@ TEST_F_TIMEOUT(token, cgroup_limit_reclaim_leaves_the_token_alone, GUEST_TIMEOUT
 	ASSERT_EQ(128 + SIGKILL, code);
 	EXPECT_EQ(0, disabled);
 	EXPECT_EQ(pager, held);
+}
+
+#define THRASH_CG "/sys/fs/cgroup/rsslim-token-thrash"
+
+/*
+ * A process thrashing against its own cgroup's memory.max, with no global
+ * shortage: its swap-ins come from its limit, and the token, which would
+ * exempt its pages from global reclaim, is not for it. Before, it took the
+ * token at its first swap-in and held it while it thrashed. The trace
+ * records every acquisition, so none can slip between two samples.
+ */
+TEST_F_TIMEOUT(token, thrashing_at_its_cgroup_limit_does_not_take_it, GUEST_TIMEOUT(120))
+{
+	static char buf[1 << 20];
+	long long majflt0, majflt;
+	char needle[64];
+	struct holders h;
+	pid_t pid;
+
+	ASSERT_EQ(0, make_cgroup(THRASH_CG, "16M", "max"));
+	majflt0 = vmstat("pgmajfault");
+	ASSERT_EQ(0, join_cgroup(THRASH_CG));
+	pid = spawn_toucher("memcg-thrash", 48 * MIB, TOUCH_LOOP, RLIM_INFINITY);
+	ASSERT_EQ(0, join_cgroup("/sys/fs/cgroup"));
+	ASSERT_GT(pid, 0);
+	sample_holders(pid, 0, 3, &h);
+	majflt = vmstat("pgmajfault") - majflt0;
+	stop_child(pid);
+	rmdir(THRASH_CG);
+	ASSERT_EQ(0, read_file(TRACING "/trace", buf, sizeof(buf)));
+	snprintf(needle, sizeof(needle), "swap_token_acquire: pid=%d ", pid);
+	TH_LOG("48 MiB touched in a 16 MiB cgroup: %lld major faults; %d samples, the thrasher held it in %d, others in %d; acquired by it in the trace: %s",
+	       majflt, h.samples, h.by_a, h.by_other, strstr(buf, needle) ? "yes" : "no");
+	/* The premise: it did thrash, from swap. */
+	ASSERT_GT(majflt, 1000);
+	EXPECT_EQ(0, h.by_a);
+	EXPECT_EQ(NULL, strstr(buf, needle));
 }
 
 TEST_HARNESS_MAIN
