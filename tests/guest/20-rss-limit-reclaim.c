@@ -65,11 +65,11 @@ static int reclaim_pair(struct __test_metadata *_metadata, struct pair_result *r
 	pid_t limited, twin;
 	int short_of_it;
 
-	if (make_cgroup(RECLAIM_CG, "max", "max") || join_cgroup(RECLAIM_CG))
+	if (make_cgroup(RECLAIM_CG, "max", "max"))
 		return -1;
-	twin = spawn_toucher("twin", WSS, TOUCH_ONCE, RLIM_INFINITY);
-	limited = spawn_toucher("limited", WSS, TOUCH_ONCE, LIMIT);
-	if (join_cgroup("/sys/fs/cgroup") || twin < 0 || limited < 0)
+	twin = spawn_toucher_in(RECLAIM_CG, "twin", WSS, TOUCH_ONCE, RLIM_INFINITY);
+	limited = spawn_toucher_in(RECLAIM_CG, "limited", WSS, TOUCH_ONCE, LIMIT);
+	if (twin < 0 || limited < 0)
 		return -1;
 	before_l = rss_kb(limited);
 	before_t = rss_kb(twin);

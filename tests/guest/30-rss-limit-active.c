@@ -399,13 +399,11 @@ static long long min_rss_after_prlimit(long long *before, double window,
 	double deadline;
 
 	if (make_cgroup(PROTECTED_CG, "max", "max") ||
-	    write_file(PROTECTED_CG "/memory.min", "64M") || join_cgroup(PROTECTED_CG))
+	    write_file(PROTECTED_CG "/memory.min", "64M"))
 		return -1;
-	pid = spawn_toucher("running", 48 * MIB, TOUCH_LOOP, RLIM_INFINITY);
-	if (join_cgroup("/sys/fs/cgroup") || pid < 0) {
-		stop_child(pid);
+	pid = spawn_toucher_in(PROTECTED_CG, "running", 48 * MIB, TOUCH_LOOP, RLIM_INFINITY);
+	if (pid < 0)
 		return -1;
-	}
 	pressure = spawn_toucher("pressure", 200 * MIB, TOUCH_LOOP, RLIM_INFINITY);
 	if (pressure < 0) {
 		stop_child(pid);
@@ -579,10 +577,9 @@ TEST_F_TIMEOUT(active, kswapd_does_not_wait_for_trims_that_cannot_start,
 	for (mode = 0; mode < 2; mode++) {
 		ASSERT_EQ(0, sysctl_write("rss_limit_enforce", mode ? 2 : 0));
 		ASSERT_EQ(0, make_cgroup(NOSWAP_CG, "max", "0"));
-		ASSERT_EQ(0, join_cgroup(NOSWAP_CG));
 		for (i = 0; i < 10; i++)
-			limited[i] = spawn_toucher("noswap", 8 * MIB, TOUCH_REFAULT, MIB);
-		ASSERT_EQ(0, join_cgroup("/sys/fs/cgroup"));
+			limited[i] = spawn_toucher_in(NOSWAP_CG, "noswap", 8 * MIB,
+						      TOUCH_REFAULT, MIB);
 		for (c = 0; c < NCOUNTERS; c++)
 			delta[mode][c] = -vmstat(counters[c]);
 		pressure = spawn_toucher("pressure", 200 * MIB, TOUCH_LOOP, RLIM_INFINITY);

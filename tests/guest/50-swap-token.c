@@ -467,9 +467,7 @@ TEST_F_TIMEOUT(token, thrashing_at_its_cgroup_limit_does_not_take_it, GUEST_TIME
 
 	ASSERT_EQ(0, make_cgroup(THRASH_CG, "16M", "max"));
 	majflt0 = vmstat("pgmajfault");
-	ASSERT_EQ(0, join_cgroup(THRASH_CG));
-	pid = spawn_toucher("memcg-thrash", 48 * MIB, TOUCH_LOOP, RLIM_INFINITY);
-	ASSERT_EQ(0, join_cgroup("/sys/fs/cgroup"));
+	pid = spawn_toucher_in(THRASH_CG, "memcg-thrash", 48 * MIB, TOUCH_LOOP, RLIM_INFINITY);
 	ASSERT_GT(pid, 0);
 	sample_holders(pid, 0, 3, &h);
 	majflt = vmstat("pgmajfault") - majflt0;

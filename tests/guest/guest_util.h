@@ -301,11 +301,12 @@ enum toucher_kind {
 /*
  * Fork a child that maps `bytes` of anonymous memory, writes every page,
  * reports on `ready` (a pipe it writes one byte to), and then either keeps
- * touching its pages or sleeps. rss_limit_bytes (or RLIM_INFINITY) is set
- * before the memory is touched. The child dies with its parent.
+ * touching its pages or sleeps. It joins @cgroup (unless NULL) and sets
+ * rss_limit_bytes (or RLIM_INFINITY) before the memory is touched, so the
+ * memory is charged there. The child dies with its parent.
  */
-static inline pid_t spawn_toucher(const char *name, size_t bytes, enum toucher_kind kind,
-				  rlim_t rss_limit_bytes)
+static inline pid_t spawn_toucher_in(const char *cgroup, const char *name, size_t bytes,
+				     enum toucher_kind kind, rlim_t rss_limit_bytes)
 {
 	int fds[2];
 	pid_t pid;
@@ -320,6 +321,8 @@ static inline pid_t spawn_toucher(const char *name, size_t bytes, enum toucher_k
 		close(fds[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		prctl(PR_SET_NAME, name);
+		if (cgroup && join_cgroup(cgroup))
+			_exit(2);
 		if (rss_limit_bytes != RLIM_INFINITY && setrlimit(RLIMIT_RSS, &rl))
 			_exit(3);
 		mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -342,6 +345,12 @@ static inline pid_t spawn_toucher(const char *name, size_t bytes, enum toucher_k
 		}
 	}
 	return wait_child_ready(fds, pid) ? -1 : pid;
+}
+
+static inline pid_t spawn_toucher(const char *name, size_t bytes, enum toucher_kind kind,
+				  rlim_t rss_limit_bytes)
+{
+	return spawn_toucher_in(NULL, name, bytes, kind, rss_limit_bytes);
 }
 
 /* Run the program at @path with args (stdout discarded) under an RSS limit. */
