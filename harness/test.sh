@@ -56,6 +56,21 @@ if $guest_ready; then
 		grep -qx "# selftest: ${t##*/}" "$tap_log" ||
 			echo "not ok - guest test ${t##*/} never ran" | tee -a "$tap_log"
 	done
+	# Counts a CPU holds back grow with the CPUs: the tests of reclaim's
+	# judgement near the limit again, in a guest of 16.
+	many_dir=$BUILD_DIR/test-16-cpus
+	many_log=$(mktemp)
+	rm -rf "$many_dir"
+	if ! GUEST_CPUS=16 harness/qemu.sh --job test --out "$many_dir" --ram "${RAM:-256M}" --swap "${SWAP:-512M}" \
+		--timeout "${TIMEOUT:-$((600 * (time_scale + 1) / 2))}" \
+		--append "rsslim.release=$release rsslim.host_release=$(uname -r) rsslim.time_scale=$time_scale rsslim.tests=20-rss-limit-reclaim rsslim.test_case=judged_on_exact_counts_just_over,judged_on_exact_counts_just_under" |
+		tee "$many_log"; then
+		echo "not ok - 16-vCPU guest run failed (console: $many_dir/console.log)" | tee -a "$many_log"
+	fi
+	sed -E 's/^(not )?ok [0-9]+ /&[16 vCPUs] /' "$many_log" >>"$tap_log"
+	grep -Eq "^(not )?ok .*judged_on_exact_counts_just_over" "$many_log" ||
+		echo "not ok - [16 vCPUs] the judgement tests never ran" | tee -a "$tap_log"
+	rm -f "$many_log"
 	# rsstrimd is for kernels without the series: its guest tests (and the
 	# smoke tests) also run on the stock kernel, the same tree and config
 	# with no patch applied, where no rsslim knob exists.

@@ -5,6 +5,8 @@
  * it keeps using them; without pressure nothing happens; with the knob off
  * the kernel behaves as unpatched. Run with MGLRU on and off.
  */
+#include <sched.h>
+
 #include "guest_util.h"
 
 #include "kselftest_harness.h"
@@ -123,6 +125,161 @@ TEST_F_TIMEOUT(reclaim, knob_off_behaves_as_unpatched, GUEST_TIMEOUT(120))
 	EXPECT_GE(r.lost_twin, r.lost_limited);
 	EXPECT_GT(r.lost_twin + r.lost_limited, 0);
 	EXPECT_EQ(0, r.ignored);
+}
+
+/*
+ * Field 24 of /proc/PID/stat (0: our own): get_mm_rss(), the RSS
+ * counters' shared totals, where VmRSS sums them exactly.
+ */
+static long long stat_rss_pages(pid_t pid)
+{
+	char path[64], buf[1024];
+	const char *p;
+	int field = 2;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/stat");
+	if (read_file(path, buf, sizeof(buf)) || !(p = strrchr(buf, ')')))
+		return -1;
+	while (field < 24 && (p = strchr(p + 1, ' ')))
+		field++;
+	return p ? atoll(p + 1) : -1;
+}
+
+static void touch_page(unsigned char *mem, size_t *next)
+{
+	mem[*next * PAGE_SZ] = 1;
+	(*next)++;
+}
+
+/*
+ * Leave as many RSS counts as the kernel lets a CPU hold back: on every CPU
+ * in turn, fault until the CPU hands its count to the shared total (which
+ * shows as a step in /proc/self/stat: the batch), then fault a batch less
+ * one more. Threads on many CPUs leave counts held back the same way; one
+ * thread moving from CPU to CPU makes the amount known. Twice: the first
+ * round also brings in the code the second runs.
+ */
+static int hold_back_counts(unsigned char *mem, size_t pages)
+{
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t next = 0;
+
+	for (int round = 0; round < 2; round++) {
+		for (long cpu = 0; cpu < ncpus; cpu++) {
+			long long before, batch;
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(cpu, &set);
+			if (sched_setaffinity(0, sizeof(set), &set))
+				return -1;
+			before = stat_rss_pages(0);
+			do {
+				if (next >= pages)
+					return -1;
+				touch_page(mem, &next);
+				batch = stat_rss_pages(0) - before;
+			} while (batch == 0);
+			while (--batch > 0 && next < pages)
+				touch_page(mem, &next);
+		}
+	}
+	return 0;
+}
+
+/*
+ * A child in RECLAIM_CG whose exact resident set is above the cheap
+ * reading by every count its CPUs hold back. Writes nothing but its
+ * ready byte, then sleeps.
+ */
+static pid_t spawn_holding_back(void)
+{
+	size_t pages = 4096;
+	int fds[2];
+	pid_t pid;
+
+	pid = fork_with_pipe(fds);
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		unsigned char *mem;
+
+		close(fds[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_NAME, "held-back");
+		if (join_cgroup(RECLAIM_CG))
+			_exit(2);
+		mem = mmap(NULL, pages * PAGE_SZ, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		/* A huge page's fault counts 512 at once and hands it on. */
+		if (mem == MAP_FAILED || (madvise(mem, pages * PAGE_SZ, MADV_NOHUGEPAGE) &&
+					  errno != EINVAL))
+			_exit(4);
+		if (hold_back_counts(mem, pages) || write(fds[1], "r", 1) != 1)
+			_exit(5);
+		close(fds[1]);
+		for (;;)
+			pause();
+	}
+	return wait_child_ready(fds, pid) ? -1 : pid;
+}
+
+/*
+ * Limit a process whose CPUs hold back counts between its cheap reading
+ * and its exact resident set (@over), or above both (!@over), in the
+ * passive mode, and ask memory.reclaim for 2 MiB of its cgroup: reclaim
+ * must ignore its references exactly when /proc shows it over the limit.
+ * Before reclaim judged on exact counts near the limit it ignored none,
+ * while RssOverLimit said 1. (The 16-vCPU boot of `make test` runs these
+ * where the held-back counts are 16 batches.)
+ */
+static void judge_near_the_limit(struct __test_metadata *_metadata, bool over)
+{
+	long long approx, exact, gap, limit, ignored, over_shown;
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct rlimit rl;
+	pid_t pid;
+
+	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 1));
+	ASSERT_EQ(0, make_cgroup(RECLAIM_CG, "max", "max"));
+	pid = spawn_holding_back();
+	ASSERT_GT(pid, 0);
+	approx = stat_rss_pages(pid);
+	exact = rss_kb(pid) * 1024 / PAGE_SZ;
+	gap = exact - approx;
+	limit = over ? approx + gap / 2 : exact + gap / 2;
+	rl.rlim_cur = limit * PAGE_SZ;
+	rl.rlim_max = RLIM_INFINITY;
+	ASSERT_EQ(0, prlimit(pid, RLIMIT_RSS, &rl, NULL));
+	over_shown = status_num(pid, "RssOverLimit");
+	ignored = vmstat("rss_limit_ignored_ref");
+	write_file(RECLAIM_CG "/memory.reclaim", "2M");
+	ignored = vmstat("rss_limit_ignored_ref") - ignored;
+	TH_LOG("%ld CPUs: %lld pages held back (shared totals %lld, exact %lld), limit %lld: RssOverLimit %lld, rss after reclaim %lld pages, %lld references ignored",
+	       ncpus, gap, approx, exact, limit, over_shown, rss_kb(pid) * 1024 / PAGE_SZ,
+	       ignored);
+	stop_child(pid);
+	/* Every CPU held back at least half a batch of the smallest (32). */
+	ASSERT_GE(gap, ncpus * 16);
+	EXPECT_EQ(over, over_shown);
+	if (over) {
+		EXPECT_GT(ignored, 0);
+	} else {
+		EXPECT_EQ(0, ignored);
+	}
+}
+
+TEST_F_TIMEOUT(reclaim, judged_on_exact_counts_just_over, GUEST_TIMEOUT(60))
+{
+	judge_near_the_limit(_metadata, true);
+}
+
+TEST_F_TIMEOUT(reclaim, judged_on_exact_counts_just_under, GUEST_TIMEOUT(60))
+{
+	judge_near_the_limit(_metadata, false);
 }
 
 /* A soft limit: with memory free, an over-limit process keeps its pages. */
