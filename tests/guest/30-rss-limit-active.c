@@ -62,6 +62,7 @@ struct trim_trace {
 	long long trims;		/* trims traced */
 	long long freed_nothing;	/* of them, trims that freed no page */
 	long long taken;		/* pages they took in all */
+	long long freed;		/* pages they freed in all */
 };
 
 static int trim_trace_start(void)
@@ -89,6 +90,7 @@ static void trim_trace_stop(struct trim_trace *t)
 			continue;
 		t->trims++;
 		t->freed_nothing += atoll(freed + strlen(" reclaimed=")) == 0;
+		t->freed += atoll(freed + strlen(" reclaimed="));
 		t->taken += atoll(taken + strlen(" taken="));
 	}
 }
@@ -489,6 +491,48 @@ TEST_F_TIMEOUT(active, trim_tracepoint, GUEST_TIMEOUT(60))
 	EXPECT_NE(NULL, strstr(buf, "comm=traced asked="));
 	EXPECT_GT(vmstat("rss_limit_trim") - trims0, 0);
 	EXPECT_GE(vmstat("rss_limit_trimmed") - pages0, (28 * MIB) / PAGE_SZ);
+}
+
+/*
+ * A trim waits for the pages it wrote, and only for them: it frees them as
+ * their writes complete, and never sleeps in reclaim_throttle(), whose
+ * waiters and wake-ups belong to reclaim (mm_vmscan_throttled would show
+ * the trimming task there, reason writeback). Mode 3, a 48 MiB process
+ * touching its memory under an 8 MiB limit for 2 s: at least half of
+ * what its trims took is freed by them, not left for kswapd.
+ */
+TEST_F_TIMEOUT(active, trims_wait_for_their_own_writes, GUEST_TIMEOUT(120))
+{
+	static char trace[1 << 20];
+	struct trim_trace t;
+	char needle[64];
+	long long throttled = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 3));
+	ASSERT_EQ(0, trim_trace_start());
+	ASSERT_EQ(0, write_file(TRACING "/events/vmscan/mm_vmscan_throttled/enable", "1"));
+	pid = spawn_toucher("writer", 48 * MIB, TOUCH_LOOP, 8 * MIB);
+	ASSERT_GT(pid, 0);
+	sleep_s(2);
+	stop_child(pid);
+	write_file(TRACING "/events/vmscan/mm_vmscan_throttled/enable", "0");
+	ASSERT_EQ(0, read_file(TRACING "/trace", trace, sizeof(trace)));
+	/* Lines are "COMM-PID [CPU] ... mm_vmscan_throttled: ... reason=..." */
+	snprintf(needle, sizeof(needle), "-%d ", (int)pid);
+	for (char *save = NULL, *line = strtok_r(trace, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *event = strstr(line, " mm_vmscan_throttled: "), *task = strstr(line, needle);
+
+		throttled += event && task && task < event &&
+			     strstr(event, "VMSCAN_THROTTLE_WRITEBACK");
+	}
+	trim_trace_stop(&t);
+	TH_LOG("%lld trims took %lld pages and freed %lld (%lld freed none); the trimming task waited in reclaim_throttle() for writeback %lld times",
+	       t.trims, t.taken, t.freed, t.freed_nothing, throttled);
+	EXPECT_GT(t.trims, 0);
+	EXPECT_GE(t.freed * 2, t.taken);
+	EXPECT_EQ(0, throttled);
 }
 
 #define NOSWAP_CG "/sys/fs/cgroup/rsslim-noswap"
