@@ -190,6 +190,20 @@ static int hold_back_counts(unsigned char *mem, size_t pages)
 	return 0;
 }
 
+static int holding_back_prepare(void *arg)
+{
+	size_t pages = 4096;
+	unsigned char *mem;
+
+	mem = mmap(NULL, pages * PAGE_SZ, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* A huge page's fault counts 512 at once and hands it on. */
+	if (mem == MAP_FAILED || (madvise(mem, pages * PAGE_SZ, MADV_NOHUGEPAGE) &&
+				  errno != EINVAL))
+		return 4;
+	return hold_back_counts(mem, pages) ? 5 : 0;
+}
+
 /*
  * A child in RECLAIM_CG whose exact resident set is above the cheap
  * reading by every count its CPUs hold back. Writes nothing but its
@@ -197,34 +211,9 @@ static int hold_back_counts(unsigned char *mem, size_t pages)
  */
 static pid_t spawn_holding_back(void)
 {
-	size_t pages = 4096;
-	int fds[2];
-	pid_t pid;
+	struct child_body body = { "held-back", RECLAIM_CG, holding_back_prepare, NULL, NULL };
 
-	pid = fork_with_pipe(fds);
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		unsigned char *mem;
-
-		close(fds[0]);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		prctl(PR_SET_NAME, "held-back");
-		if (join_cgroup(RECLAIM_CG))
-			_exit(2);
-		mem = mmap(NULL, pages * PAGE_SZ, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		/* A huge page's fault counts 512 at once and hands it on. */
-		if (mem == MAP_FAILED || (madvise(mem, pages * PAGE_SZ, MADV_NOHUGEPAGE) &&
-					  errno != EINVAL))
-			_exit(4);
-		if (hold_back_counts(mem, pages) || write(fds[1], "r", 1) != 1)
-			_exit(5);
-		close(fds[1]);
-		for (;;)
-			pause();
-	}
-	return wait_child_ready(fds, pid) ? -1 : pid;
+	return spawn_ready(&body);
 }
 
 /*

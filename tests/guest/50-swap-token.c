@@ -318,32 +318,26 @@ static pid_t wait_for_holder(pid_t pid)
 	return held;
 }
 
+static int file_reader_prepare(void *arg)
+{
+	volatile unsigned char sum = 0;
+	unsigned char *file;
+	int fd = open(SHARED_FILE, O_RDONLY);
+
+	file = mmap(NULL, SHARED_FILE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	if (fd < 0 || file == MAP_FAILED)
+		return 3;
+	for (long long off = 0; off < SHARED_FILE_SIZE; off += PAGE_SZ)
+		sum += file[off];
+	return 0;
+}
+
 /* A child that maps SHARED_FILE, reads every page once and sleeps. */
 static pid_t spawn_file_reader(void)
 {
-	int fds[2];
-	pid_t pid;
+	struct child_body body = { "file-reader", NULL, file_reader_prepare, NULL, NULL };
 
-	pid = fork_with_pipe(fds);
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		volatile unsigned char sum = 0;
-		unsigned char *file;
-		int fd = open(SHARED_FILE, O_RDONLY);
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		file = mmap(NULL, SHARED_FILE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-		if (fd < 0 || file == MAP_FAILED)
-			_exit(3);
-		for (long long off = 0; off < SHARED_FILE_SIZE; off += PAGE_SZ)
-			sum += file[off];
-		if (write(fds[1], "r", 1) != 1)
-			_exit(5);
-		for (;;)
-			pause();
-	}
-	return wait_child_ready(fds, pid) ? -1 : pid;
+	return spawn_ready(&body);
 }
 
 /*

@@ -292,59 +292,107 @@ static inline int wait_child_ready(int fds[2], pid_t pid)
 	return ok ? 0 : -1;
 }
 
-enum toucher_kind {
-	TOUCH_LOOP,	/* keep touching every page, forever */
-	TOUCH_ONCE,	/* touch once, then sleep */
-	TOUCH_REFAULT,	/* keep dropping its pages and faulting them in again */
+/*
+ * A child for spawn_ready(): named @name, in @cgroup (unless NULL), it runs
+ * @prepare(@arg), which returns 0 once the child is ready for the test (its
+ * memory mapped and touched, say) or else an exit code; then, after the
+ * parent has gone on, @run(@arg), and sleeps once that returns (or at once,
+ * with no @run).
+ */
+struct child_body {
+	const char *name;
+	const char *cgroup;
+	int (*prepare)(void *arg);
+	void (*run)(void *arg);
+	void *arg;
 };
 
-/*
- * Fork a child that maps `bytes` of anonymous memory, writes every page,
- * reports on `ready` (a pipe it writes one byte to), and then either keeps
- * touching its pages or sleeps. It joins @cgroup (unless NULL) and sets
- * rss_limit_bytes (or RLIM_INFINITY) before the memory is touched, so the
- * memory is charged there. The child dies with its parent.
- */
-static inline pid_t spawn_toucher_in(const char *cgroup, const char *name, size_t bytes,
-				     enum toucher_kind kind, rlim_t rss_limit_bytes)
+/* Fork @body's child, which dies with its parent: its pid once it is ready, or -1. */
+static inline pid_t spawn_ready(const struct child_body *body)
 {
-	int fds[2];
+	int fds[2], rc;
 	pid_t pid;
 
 	pid = fork_with_pipe(fds);
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		struct rlimit rl = { rss_limit_bytes, RLIM_INFINITY };
-		unsigned char *mem;
-
 		close(fds[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		prctl(PR_SET_NAME, name);
-		if (cgroup && join_cgroup(cgroup))
+		prctl(PR_SET_NAME, body->name);
+		if (body->cgroup && join_cgroup(body->cgroup))
 			_exit(2);
-		if (rss_limit_bytes != RLIM_INFINITY && setrlimit(RLIMIT_RSS, &rl))
-			_exit(3);
-		mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (mem == MAP_FAILED)
-			_exit(4);
-		for (size_t off = 0; off < bytes; off += PAGE_SZ)
-			mem[off] = 1;
+		rc = body->prepare(body->arg);
+		if (rc)
+			_exit(rc);
 		if (write(fds[1], "r", 1) != 1)
 			_exit(5);
 		close(fds[1]);
-		for (;;) {
-			if (kind == TOUCH_ONCE) {
-				pause();
-				continue;
-			}
-			if (kind == TOUCH_REFAULT)
-				madvise(mem, bytes, MADV_DONTNEED);
-			for (size_t off = 0; off < bytes; off += PAGE_SZ)
-				mem[off]++;
-		}
+		if (body->run)
+			body->run(body->arg);
+		for (;;)
+			pause();
 	}
 	return wait_child_ready(fds, pid) ? -1 : pid;
+}
+
+enum toucher_kind {
+	TOUCH_LOOP,	/* keep touching every page, forever */
+	TOUCH_ONCE,	/* touch once, then sleep */
+	TOUCH_REFAULT,	/* keep dropping its pages and faulting them in again */
+};
+
+struct toucher {
+	size_t bytes;
+	enum toucher_kind kind;
+	rlim_t rss_limit_bytes;
+	unsigned char *mem;
+};
+
+static inline int toucher_prepare(void *arg)
+{
+	struct toucher *t = arg;
+	struct rlimit rl = { t->rss_limit_bytes, RLIM_INFINITY };
+
+	if (t->rss_limit_bytes != RLIM_INFINITY && setrlimit(RLIMIT_RSS, &rl))
+		return 3;
+	t->mem = mmap(NULL, t->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		      -1, 0);
+	if (t->mem == MAP_FAILED)
+		return 4;
+	for (size_t off = 0; off < t->bytes; off += PAGE_SZ)
+		t->mem[off] = 1;
+	return 0;
+}
+
+static inline void toucher_run(void *arg)
+{
+	struct toucher *t = arg;
+
+	if (t->kind == TOUCH_ONCE)
+		return;
+	for (;;) {
+		if (t->kind == TOUCH_REFAULT)
+			madvise(t->mem, t->bytes, MADV_DONTNEED);
+		for (size_t off = 0; off < t->bytes; off += PAGE_SZ)
+			t->mem[off]++;
+	}
+}
+
+/*
+ * Fork a child that maps `bytes` of anonymous memory, writes every page,
+ * and once the parent has gone on either keeps touching its pages or
+ * sleeps. It joins @cgroup (unless NULL) and sets rss_limit_bytes (or
+ * RLIM_INFINITY) before the memory is touched, so the memory is charged
+ * there. The child dies with its parent.
+ */
+static inline pid_t spawn_toucher_in(const char *cgroup, const char *name, size_t bytes,
+				     enum toucher_kind kind, rlim_t rss_limit_bytes)
+{
+	struct toucher t = { bytes, kind, rss_limit_bytes, NULL };
+	struct child_body body = { name, cgroup, toucher_prepare, toucher_run, &t };
+
+	return spawn_ready(&body);
 }
 
 static inline pid_t spawn_toucher(const char *name, size_t bytes, enum toucher_kind kind,
