@@ -62,7 +62,8 @@ help:
 	@echo
 	@echo 'Variables:'
 	@echo '  RAM=256M SWAP=512M   guest memory and swap size'
-	@echo '  KCONFIG=default      kernel flavour: default, debug (KASAN, lockdep, DEBUG_VM) or stock (no patch)'
+	@echo '  KCONFIG=default      kernel flavour: default, debug (KASAN, lockdep, DEBUG_VM), stock (no patch)'
+	@echo '                       or parts-1[-N...] (only those parts of the series: make test KCONFIG=parts-1-3)'
 	@echo '  ACCEL=kvm|tcg        force the accelerator (default: probe KVM, fall back to TCG)'
 	@echo '  TIMEOUT=1200         seconds before a guest that does not power off is killed'
 	@echo '  GUEST_CPUS=2         guest CPUs'

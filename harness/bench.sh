@@ -234,8 +234,9 @@ if [ -z "${RESUME:-}" ]; then
 	[ ! -f build/obj-stock/include/config/kernel.release ] ||
 		stock_release=$(cat build/obj-stock/include/config/kernel.release)
 	axes_json=$(for a in "${axes[@]}"; do jq -n --arg k "$a" --arg v "${axis_values[$a]}" '{($k): ($v | split(" "))}'; done | jq -s 'add // {}')
+	mapfile -t series_files < <(series_patches)
 	jq -n --arg release "$release" --arg flavor "${KCONFIG:-default}" --arg stock "$stock_release" \
-		--arg series "$(hash_files kernel-patch/series kernel-patch/*.patch)" \
+		--arg series "$(hash_files kernel-patch/series "${series_files[@]}")" \
 		--arg config "$(hash_files kernel-patch/*.config)" \
 		--arg qemu "$(qemu-system-x86_64 --version | head -1)" \
 		--arg ram "$RAM" --arg swap "$SWAP" --arg swap_kind "$SWAP_KIND" --arg duration "$DURATION" --arg repeat "$REPEAT" \

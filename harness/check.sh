@@ -18,9 +18,9 @@ if [ "${#patches[@]}" -gt 0 ]; then
 		out=$(perl "$KERNEL_SRC/scripts/checkpatch.pl" --strict --no-tree --terse - <"$p" 2>&1) || true
 		if grep -qE 'ERROR|WARNING|CHECK' <<<"$out"; then
 			echo "$out" | grep -E 'ERROR|WARNING|CHECK'
-			# A warning may stay when the cover letter justifies it ("- NNNN: ...").
+			# A warning may stay when its part's cover letter justifies it ("- NNNN: ...").
 			num=$(basename "$p" | cut -c1-4)
-			if grep -q "^- $num: " kernel-patch/0000-cover-letter.patch 2>/dev/null; then
+			if grep -q "^- $num: " "$(dirname "$p")/0000-cover-letter.patch" 2>/dev/null; then
 				log "$(basename "$p"): remaining checkpatch output is justified in the cover letter"
 			else
 				problems=$((problems + 1))

@@ -5,7 +5,8 @@
 # The stock flavour builds the same tree and config with no patch applied (a
 # git worktree of the base tag in build/linux-stock): "today's Linux".
 #
-#   kernel.sh build [FLAVOR]   tree + config + bzImage (FLAVOR: default | debug | stock)
+#   kernel.sh build [FLAVOR]   tree + config + bzImage (FLAVOR: default | debug | stock |
+#                              parts-1[-N...]: only those parts of the series)
 #   kernel.sh tree             extract and apply the series only
 #   kernel.sh export           write the tree's commits back to kernel-patch/
 #   kernel.sh path [FLAVOR]    print the bzImage path
@@ -119,9 +120,47 @@ ensure_stock_tree() {
 	git_tree worktree add -q --detach "$STOCK_SRC" "$BASE_TAG"
 }
 
+# The flavour parts-1-3 (say) is the series' first part and its third
+# alone, as a maintainer who took those two would build it: a worktree
+# beside the patched tree, the first part checked out and the others
+# applied with plain git am. Remade only when the series or the choice
+# changes, so that an unchanged choice is not rebuilt.
+PARTS_SRC=$BUILD_DIR/linux-parts
+
+ensure_parts_tree() {
+	local flavor=$1 want parts part n=0 tip=0
+	local -a chosen files
+	ensure_tree
+	IFS=- read -ra chosen <<<"${flavor#parts-}"
+	mapfile -t parts < <(series_parts | cut -f1 | uniq)
+	[ "${chosen[0]:-}" = 1 ] || die "kernel flavour $flavor: the parts chosen must start with 1, the one the others build on"
+	for n in "${chosen[@]}"; do
+		if ! [[ $n =~ ^[1-9][0-9]*$ ]] || [ "$n" -gt "${#parts[@]}" ]; then
+			die "kernel flavour $flavor: the series has parts 1-${#parts[@]}"
+		fi
+	done
+	want="$(series_id) $flavor"
+	[ "$(cat "$PARTS_SRC/.rsslim-parts" 2>/dev/null)" = "$want" ] &&
+		[ -z "$(git -C "$PARTS_SRC" status --porcelain --untracked-files=no)" ] && return 0
+	rm -rf "$PARTS_SRC"
+	git_tree worktree prune
+	tip=$(series_parts | cut -f1 | grep -cxF "${parts[0]}")
+	git_tree worktree add -q --detach "$PARTS_SRC" "$(git_tree rev-list --reverse "$BASE_TAG..HEAD" | sed -n "${tip}p")"
+	for n in "${chosen[@]:1}"; do
+		part=${parts[n - 1]}
+		mapfile -t files < <(series_patches | grep -F "/$part/")
+		git -C "$PARTS_SRC" am -q --whitespace=nowarn "${files[@]}" >"$BUILD_DIR/git-am-parts.log" 2>&1 || {
+			git -C "$PARTS_SRC" am --abort >/dev/null 2>&1 || true
+			die "kernel flavour $flavor: $part does not apply on the parts before it (see $BUILD_DIR/git-am-parts.log)"
+		}
+	done
+	echo "$want" >"$PARTS_SRC/.rsslim-parts"
+}
+
 flavor_src() {
 	case $1 in
 	stock) echo "$STOCK_SRC" ;;
+	parts-*) echo "$PARTS_SRC" ;;
 	*) echo "$KERNEL_SRC" ;;
 	esac
 }
@@ -133,7 +172,8 @@ flavor_fragments() {
 	default) ;;
 	debug) echo "$PATCH_DIR/debug.config" ;;
 	stock) echo "$PATCH_DIR/stock.config" ;;
-	*) die "unknown kernel flavor '$flavor' (default, debug or stock)" ;;
+	parts-*) ;;
+	*) die "unknown kernel flavor '$flavor' (default, debug, stock or parts-1[-N...])" ;;
 	esac
 }
 
@@ -179,7 +219,11 @@ ensure_config() {
 
 build() {
 	local flavor=${1:-default} src obj want stamp start
-	if [ "$flavor" = stock ]; then ensure_stock_tree; else ensure_tree; fi
+	case $flavor in
+	stock) ensure_stock_tree ;;
+	parts-*) ensure_parts_tree "$flavor" ;;
+	*) ensure_tree ;;
+	esac
 	ensure_config "$flavor"
 	src=$(flavor_src "$flavor")
 	obj=$(obj_dir "$flavor")
@@ -202,29 +246,72 @@ build() {
 	log "kernel $(cat "$obj/include/config/kernel.release") built in $(($(date +%s) - start)) s: $obj/arch/x86/boot/bzImage"
 }
 
+# The series is posted as parts, each a directory of kernel-patch/ with its
+# own cover letter (0000-cover-letter.patch) and numbering, for a maintainer
+# to take or leave apart; kernel-patch/series lists every patch in the order
+# they apply. "PART<TAB>SUBJECT" for each patch the series names.
+series_parts() {
+	local p
+	while IFS= read -r p; do
+		[ -f "$p" ] || continue
+		printf '%s\t%s\n' "$(dirname "${p#"$PATCH_DIR"/}")" \
+			"$(git mailinfo /dev/null /dev/null <"$p" | sed -n 's/^Subject: //p')"
+	done < <(series_patches)
+}
+
+# Write the tree's commits back as the parts' patch files. A commit keeps
+# the part of the patch with its subject; a new one (or a reworded one)
+# joins the part of the commit before it, or the first part.
 export_patches() {
-	local tmp
+	local tmp known commits c part subject first_part prev="" n=0 name
+	local -a order=() first=() last=()
 	[ -d "$KERNEL_SRC/.git" ] || die "no kernel tree in $KERNEL_SRC: run 'make kernel' first"
 	[ -z "$(git_tree status --porcelain --untracked-files=no)" ] ||
 		die "build/linux has uncommitted changes: commit them first"
+	known=$(series_parts)
+	first_part=$(head -1 <<<"$known" | cut -f1)
+	mapfile -t commits < <(git_tree rev-list --reverse "$BASE_TAG..HEAD")
+	for c in "${commits[@]}"; do
+		subject=$(git_tree log -1 --format=%s "$c")
+		part=$(awk -F '\t' -v s="$subject" '$2 == s { print $1; exit }' <<<"$known")
+		[ -n "$part" ] || part=${prev:-${first_part:-.}}
+		if [ "$part" != "$prev" ]; then
+			for name in "${order[@]}"; do
+				[ "$name" != "$part" ] ||
+					die "kernel-patch/$part would be split by the commits of another part: reorder build/linux"
+			done
+			order+=("$part")
+			first+=("$c")
+		fi
+		last[${#order[@]}-1]=$c
+		prev=$part
+	done
 	tmp=$(mktemp -d)
-	# Blank context lines without their leading space: git am takes them,
-	# and checkpatch (which checks a tracked patch as a plain file) does not
-	# see trailing whitespace in them.
-	git_tree -c diff.suppressBlankEmpty=true format-patch -q --zero-commit --no-signature --subject-prefix="PATCH v2" \
-		-o "$tmp" "$BASE_TAG..HEAD"
-	find "$PATCH_DIR" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-*' -delete
+	for part in . $(cut -f1 <<<"$known" | sort -u) "${order[@]}"; do
+		[ -d "$PATCH_DIR/$part" ] || continue
+		find "$PATCH_DIR/$part" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-*' -delete
+	done
 	{
 		echo "# Patches applied in order with \`git am\` onto the pristine linux-source-6.12 tree."
-		for p in "$tmp"/*.patch; do
-			[ -e "$p" ] || continue
-			cp "$p" "$PATCH_DIR/"
-			basename "$p"
+		echo "# Each directory is one series, with its own cover letter and numbering."
+		for ((n = 0; n < ${#order[@]}; n++)); do
+			part=${order[n]}
+			# Blank context lines without their leading space: git am takes them,
+			# and checkpatch (which checks a tracked patch as a plain file) does not
+			# see trailing whitespace in them.
+			git_tree -c diff.suppressBlankEmpty=true format-patch -q --zero-commit --no-signature \
+				--subject-prefix="PATCH v2" -o "$tmp/$part" "${first[n]}^..${last[n]}"
+			mkdir -p "$PATCH_DIR/$part"
+			for c in "$tmp/$part"/*.patch; do
+				cp "$c" "$PATCH_DIR/$part/"
+				if [ "$part" = . ]; then basename "$c"; else echo "$part/$(basename "$c")"; fi
+			done
 		done
-	} >"$PATCH_DIR/series"
+	} >"$PATCH_DIR/series.new"
+	mv "$PATCH_DIR/series.new" "$PATCH_DIR/series"
 	rm -rf "$tmp"
 	echo "$(series_id) $(git_tree rev-parse HEAD)" >"$APPLIED_STAMP"
-	log "exported $(grep -vc '^#' "$PATCH_DIR/series") patches to kernel-patch/"
+	log "exported ${#commits[@]} patches to kernel-patch/ in ${#order[@]} part(s): ${order[*]}"
 }
 
 # What a maintainer's build bots would try: the series without each feature
@@ -277,6 +364,29 @@ check_compile() {
 	fi
 }
 
+# parts_apart COMMIT...: a maintainer may take the first part and a later
+# one without the parts between: each part after the second must apply with
+# plain git am, and compile, on the first part alone. COMMIT... is the
+# series, in order.
+parts_apart() {
+	local commits=("$@") parts part n_first p
+	local -a files
+	parts=$(series_parts | cut -f1 | uniq)
+	n_first=$(series_parts | cut -f1 | grep -cxF "$(head -1 <<<"$parts")")
+	for part in $(tail -n +3 <<<"$parts"); do
+		mapfile -t files < <(series_patches | grep -F "/$part/")
+		git -C "$CHECK_TREE" checkout -q --detach "${commits[n_first - 1]}"
+		log "applying $part on $(head -1 <<<"$parts") alone"
+		if ! git -C "$CHECK_TREE" am -q --whitespace=nowarn "${files[@]}" >"$BUILD_DIR/git-am-apart.log" 2>&1; then
+			git -C "$CHECK_TREE" am --abort >/dev/null 2>&1 || true
+			p=$(sed -n 's/^Patch failed at [0-9]* \(.*\)/\1/p' "$BUILD_DIR/git-am-apart.log" | head -1)
+			echo "$part does not apply on $(head -1 <<<"$parts") alone (${p:-see $BUILD_DIR/git-am-apart.log})"
+			return 1
+		fi
+		check_compile "apart-$part" "$CHECK_TREE" x86_64 || return 1
+	done
+}
+
 compile_check() {
 	local commits c n=0 failed=0 variant
 	ensure_tree
@@ -293,6 +403,7 @@ compile_check() {
 		log "compiling patch $n/${#commits[@]}: $(git_tree log -1 --format=%s "$c")"
 		check_compile patch-by-patch "$CHECK_TREE" x86_64 || failed=$((failed + 1))
 	done
+	parts_apart "${commits[@]}" || failed=$((failed + 1))
 	for variant in "${CHECK_CONFIGS[@]}"; do
 		# shellcheck disable=SC2086 # NAME ARCH OPTION... split on purpose
 		set -- $variant
@@ -311,5 +422,5 @@ tree) ensure_tree ;;
 export) export_patches ;;
 path) echo "$(obj_dir "${1:-default}")/arch/x86/boot/bzImage" ;;
 compile-check) compile_check ;;
-*) die "usage: kernel.sh build [default|debug|stock] | tree | export | path [FLAVOR] | compile-check" ;;
+*) die "usage: kernel.sh build [default|debug|stock|parts-1[-N...]] | tree | export | path [FLAVOR] | compile-check" ;;
 esac

@@ -12,3 +12,13 @@ cmdline_value() {
 	done
 	echo "$2"
 }
+
+# has_part N: the kernel has part N of the series (1 RLIMIT_RSS in reclaim,
+# 2 the active and hard modes, 3 the swap token): every part unless the
+# command line names some (rsslim.parts=1,3, or none for the stock kernel).
+has_part() {
+	case ,$(cmdline_value rsslim.parts all), in
+	,all, | *,"$1",*) return 0 ;;
+	esac
+	return 1
+}

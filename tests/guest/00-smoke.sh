@@ -2,7 +2,7 @@
 # Smoke tests: the guest is the one we asked for, before anything is measured.
 # shellcheck source=harness/guest/tap.sh
 . /rsslim/tap.sh
-plan 9
+plan 10
 
 want_release=$(cmdline_value rsslim.release "")
 host_release=$(cmdline_value rsslim.host_release "")
@@ -49,4 +49,24 @@ if /rsslim/bin/hog --mode file --file /scratch/smoke.data --size 8M --passes 2 >
 	ok "hog --mode file runs on the scratch disk and removes its file"
 else
 	fail "hog --mode file runs on the scratch disk and removes its file" "$(tail -2 /tmp/hog-file.out)"
+fi
+
+# The parts of the series the kernel shows are the ones it was booted for
+# (rsslim.parts): the guest tests skip those it lacks, and a part missing
+# by mistake must fail here, not be skipped.
+parts_shown=
+[ ! -e /proc/sys/vm/rss_limit_enforce ] || parts_shown=1
+! grep -q '^rss_limit_trim ' /proc/vmstat || parts_shown=$parts_shown,2
+[ ! -e /proc/sys/vm/swap_token ] || parts_shown=$parts_shown,3
+parts_shown=${parts_shown#,}
+parts_expected=
+for n in 1 2 3; do
+	! has_part "$n" || parts_expected=$parts_expected,$n
+done
+parts_expected=${parts_expected#,}
+if [ "$parts_shown" = "$parts_expected" ]; then
+	ok "the kernel has the parts of the series it was booted for (${parts_shown:-none})"
+else
+	fail "the kernel has the parts of the series it was booted for" \
+		"rsslim.parts=$(cmdline_value rsslim.parts all): expected '${parts_expected:-none}', the kernel shows '${parts_shown:-none}'"
 fi

@@ -42,6 +42,7 @@ LRU_VARIANTS(active);
 
 FIXTURE_SETUP(active)
 {
+	REQUIRE_PART(PART_ACTIVE_MODES);
 	self->saved_enforce = sysctl_read("rss_limit_enforce");
 	ASSERT_LE(0, self->saved_enforce);
 	ASSERT_EQ(0, set_mglru(variant->mglru));

@@ -54,6 +54,7 @@ LRU_VARIANTS(token);
 
 FIXTURE_SETUP(token)
 {
+	REQUIRE_PART(PART_SWAP_TOKEN);
 	self->saved_token = sysctl_read("swap_token");
 	self->saved_enforce = sysctl_read("rss_limit_enforce");
 	self->saved_timeout = sysctl_read("swap_token_timeout_ms");

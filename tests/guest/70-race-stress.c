@@ -135,12 +135,15 @@ static int limiter(double end, unsigned int seed)
 /* The knobs and MGLRU switched at random every 100 ms. */
 static int toggler(double end, unsigned int seed)
 {
+	long modes = kernel_has_part(PART_ACTIVE_MODES) ? 4 : 2;
+	bool token = kernel_has_part(PART_SWAP_TOKEN);
+
 	while (now_s() < end) {
 		unsigned int r = next_random(&seed);
 
-		if (sysctl_write("rss_limit_enforce", r % 4) ||
-		    sysctl_write("swap_token", (r >> 2) & 1) ||
-		    sysctl_write("swap_token_timeout_ms", 100 + (r >> 3) % 2000) ||
+		if (sysctl_write("rss_limit_enforce", r % modes) ||
+		    (token && sysctl_write("swap_token", (r >> 2) & 1)) ||
+		    (token && sysctl_write("swap_token_timeout_ms", 100 + (r >> 3) % 2000)) ||
 		    set_mglru((r >> 14) & 1))
 			return 1;
 		sleep_s(0.1);
@@ -164,8 +167,10 @@ FIXTURE_SETUP(race)
 FIXTURE_TEARDOWN(race)
 {
 	sysctl_write("rss_limit_enforce", self->saved_enforce);
-	sysctl_write("swap_token", self->saved_token);
-	sysctl_write("swap_token_timeout_ms", self->saved_timeout);
+	if (self->saved_token >= 0) {
+		sysctl_write("swap_token", self->saved_token);
+		sysctl_write("swap_token_timeout_ms", self->saved_timeout);
+	}
 	set_mglru(true);
 }
 
@@ -209,10 +214,11 @@ TEST_F_TIMEOUT(race, limits_knobs_and_lru_switched_under_churn, GUEST_TIMEOUT(18
 	stop_child(a);
 	stop_child(b);
 	/* Quiet again: knobs back on, nobody faulting. */
-	ASSERT_EQ(0, sysctl_write("swap_token", 1));
+	if (kernel_has_part(PART_SWAP_TOKEN))
+		ASSERT_EQ(0, sysctl_write("swap_token", 1));
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", self->saved_enforce));
 	for (int i = 0; i < 50; i++) {	/* exits may take a moment to finish */
-		holder = swap_token_holder();
+		holder = kernel_has_part(PART_SWAP_TOKEN) ? swap_token_holder() : 0;
 		leftover = leftover_targets();
 		/* Nobody, or a live process (this one may fault and take it). */
 		if (leftover == 0 && (holder == 0 || kill(holder, 0) == 0))

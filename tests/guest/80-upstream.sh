@@ -54,12 +54,20 @@ known_reason() {
 }
 
 # set_state ENFORCE TOKEN: fails (and says so) when a knob cannot be set, so
-# a kernel without them can never show "same results".
+# a kernel without them can never show "same results". TOKEN is - on a
+# kernel without the swap token's part of the series.
 set_state() {
-	echo "$1" >/proc/sys/vm/rss_limit_enforce && echo "$2" >/proc/sys/vm/swap_token && return 0
+	echo "$1" >/proc/sys/vm/rss_limit_enforce &&
+		{ [ "$2" = - ] || echo "$2" >/proc/sys/vm/swap_token; } && return 0
 	echo "# cannot set vm.rss_limit_enforce=$1 vm.swap_token=$2" >&2
 	return 1
 }
+
+# "On" is all the parts this kernel has: the active mode, or else the
+# passive rule, and the swap token when there is one.
+on_enforce=1 on_token=- off_token=-
+! has_part 2 || on_enforce=2
+! has_part 3 || { on_token=1 off_token=0; }
 
 # run PROG STATE: per-test results as "status<TAB>name" lines, then "exit N";
 # the unstable tests' results go to /tmp/upstream.unstable as
@@ -67,10 +75,10 @@ set_state() {
 run() {
 	prog=$1 state=$2 raw=/tmp/upstream.$1.$2
 	if [ "$state" = on ]; then
-		set_state 2 1 || return 1
+		set_state "$on_enforce" "$on_token" || return 1
 		(cd /scratch && timeout 600 prlimit --rss=33554432: "$dir/$prog") >"$raw" 2>&1
 	else
-		set_state 0 0 || return 1
+		set_state 0 "$off_token" || return 1
 		(cd /scratch && timeout 600 "$dir/$prog") >"$raw" 2>&1
 	fi
 	rc=$?
@@ -104,7 +112,8 @@ try() {
 }
 
 saved_enforce=$(cat /proc/sys/vm/rss_limit_enforce)
-saved_token=$(cat /proc/sys/vm/swap_token)
+saved_token=-
+! has_part 3 || saved_token=$(cat /proc/sys/vm/swap_token)
 for prog in $progs; do
 	start=$(date +%s)
 	rm -f /tmp/upstream.unstable /tmp/upstream.diff.*

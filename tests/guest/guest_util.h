@@ -161,6 +161,40 @@ static inline long long vmstat(const char *name)
 	return p ? atoll(p + strlen(key)) : -1;
 }
 
+/*
+ * The series comes in three parts a maintainer may take apart: RLIMIT_RSS
+ * in reclaim, the active and hard modes, the swap token. A kernel of some
+ * of them (make test KCONFIG=parts-1-3) boots with rsslim.parts=1,3, and
+ * the tests of a part it lacks are skipped. Without rsslim.parts every part
+ * is expected: a part missing by mistake fails its tests.
+ */
+enum series_part { PART_RECLAIM = 1, PART_ACTIVE_MODES = 2, PART_SWAP_TOKEN = 3 };
+
+static inline bool kernel_has_part(enum series_part part)
+{
+	char buf[1024];
+	char *p;
+
+	if (read_file("/proc/cmdline", buf, sizeof(buf)))
+		return true;
+	p = strstr(buf, "rsslim.parts=");
+	if (!p)
+		return true;
+	for (p += strlen("rsslim.parts="); ; p++) {
+		if (strtol(p, &p, 10) == part)
+			return true;
+		if (*p != ',')
+			return false;
+	}
+}
+
+/* In a kselftest fixture's setup or a test: skip unless the kernel has @part. */
+#define REQUIRE_PART(part)						\
+	do {								\
+		if (!kernel_has_part(part))				\
+			SKIP(return, "this kernel lacks part %d of the series", part); \
+	} while (0)
+
 static inline int sysctl_write(const char *name, long value)
 {
 	char path[128], v[32];

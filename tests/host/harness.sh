@@ -6,7 +6,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/host/tap-lib.sh
 . "$top/tests/host/tap-lib.sh"
-tap_start 9
+tap_start 10
 # fails_with PATTERN CMD...: non-zero exit and one "error:" line on stderr matching
 # PATTERN (progress lines may come before it).
 fails_with() {
@@ -89,6 +89,7 @@ diff --git a/Makefile b/Makefile
 -- 
 2.39.5
 PATCH
+cp "$fake/top/kernel-patch/0001-good.patch" "$tmp/good.patch"
 echo 0001-good.patch >"$fake/top/kernel-patch/series"
 rc=0
 run_kernel tree >/dev/null 2>&1 || rc=1
@@ -113,6 +114,40 @@ rc=0
 fails_with "^error: build/linux has commits that are not in kernel-patch/" run_kernel tree || rc=1
 git -C "$fake/build/linux" log -1 --format=%s | grep -q "unexported work" || rc=1
 result $rc "unexported commits in the tree are never thrown away"
+
+# make kernel-patches: each commit stays in its part (a directory of
+# kernel-patch/ with its own cover letter and numbering), found by subject;
+# a new commit joins the part of the one before it.
+export_keeps_parts() {
+	local got want
+	rm -rf "$fake/build" "$fake/top/kernel-patch"/*
+	mkdir -p "$fake/top/kernel-patch/a-first" "$fake/top/kernel-patch/b-second"
+	cp "$tmp/good.patch" "$fake/top/kernel-patch/a-first/0001-make-change-line-two.patch"
+	echo "a's cover letter" >"$fake/top/kernel-patch/a-first/0000-cover-letter.patch"
+	echo "b's cover letter" >"$fake/top/kernel-patch/b-second/0000-cover-letter.patch"
+	echo a-first/0001-make-change-line-two.patch >"$fake/top/kernel-patch/series"
+	run_kernel tree >/dev/null 2>&1 || { echo "# the tree did not apply"; return 1; }
+	echo "line three" >>"$fake/build/linux/Makefile"
+	git -C "$fake/build/linux" commit -qam "make: add line three"
+	run_kernel export >/dev/null 2>&1 || { echo "# the first export failed"; return 1; }
+	# Move the new patch to the second part, as a maintainer splitting a series would.
+	mv "$fake/top/kernel-patch/a-first/0002-make-add-line-three.patch" "$fake/top/kernel-patch/b-second/0001-make-add-line-three.patch"
+	printf '%s\n' a-first/0001-make-change-line-two.patch b-second/0001-make-add-line-three.patch \
+		>"$fake/top/kernel-patch/series"
+	run_kernel tree >/dev/null 2>&1 || { echo "# the split series did not apply"; return 1; }
+	echo "line four" >>"$fake/build/linux/Makefile"
+	git -C "$fake/build/linux" commit -qam "make: add line four"
+	run_kernel export >/dev/null 2>&1 || { echo "# the second export failed"; return 1; }
+	got=$(grep -v '^#' "$fake/top/kernel-patch/series")
+	want=$(printf '%s\n' a-first/0001-make-change-line-two.patch b-second/0001-make-add-line-three.patch \
+		b-second/0002-make-add-line-four.patch)
+	[ "$got" = "$want" ] || { echo "# series: $got"; return 1; }
+	grep -q '^Subject: \[PATCH v2 2/2\] make: add line four$' "$fake/top/kernel-patch/b-second/0002-make-add-line-four.patch" ||
+		{ echo "# part b is not numbered on its own"; return 1; }
+	[ "$(cat "$fake/top/kernel-patch/b-second/0000-cover-letter.patch")" = "b's cover letter" ] || return 1
+	[ ! -e "$fake/top/kernel-patch/a-first/0002-make-add-line-three.patch" ] || { echo "# a stale patch stayed"; return 1; }
+}
+check "make kernel-patches keeps each commit in its part, numbered within it" export_keeps_parts
 
 # deps_cover DEPS_FILE: every command the host scripts and the Makefile run
 # (harness/list-commands.py) is installed by DEPS_FILE's list, or comes with
