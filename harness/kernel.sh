@@ -7,7 +7,8 @@
 #
 #   kernel.sh build [FLAVOR]   tree + config + bzImage (FLAVOR: default | debug | stock |
 #                              parts-1[-N...]: only those parts of the series)
-#   kernel.sh tree             extract and apply the series only
+#   kernel.sh tree [parts-...] extract and apply the series only (or those parts, in
+#                              build/linux-parts)
 #   kernel.sh export           write the tree's commits back to kernel-patch/
 #   kernel.sh path [FLAVOR]    print the bzImage path
 #   kernel.sh compile-check    compile the series patch by patch and in the
@@ -294,7 +295,7 @@ export_patches() {
 	{
 		echo "# Patches applied in order with \`git am\` onto the pristine linux-source-6.12 tree."
 		echo "# Each directory is one series, with its own cover letter and numbering."
-		for ((n = 0; n < ${#order[@]}; n++)); do
+		for n in "${!order[@]}"; do
 			part=${order[n]}
 			# Blank context lines without their leading space: git am takes them,
 			# and checkpatch (which checks a tracked patch as a plain file) does not
@@ -418,7 +419,13 @@ cmd=${1:-build}
 shift || true
 case $cmd in
 build) build "$@" ;;
-tree) ensure_tree ;;
+tree)
+	case ${1:-} in
+	parts-*) ensure_parts_tree "$1" ;;
+	'') ensure_tree ;;
+	*) die "kernel.sh tree takes no flavour but parts-1[-N...]" ;;
+	esac
+	;;
 export) export_patches ;;
 path) echo "$(obj_dir "${1:-default}")/arch/x86/boot/bzImage" ;;
 compile-check) compile_check ;;

@@ -190,7 +190,9 @@ def commands(text, defined):
             redirect = False
             continue
         if value == "esac":
-            case_depth -= 1
+            # A case pattern's ")" inside $( ) ends the substitution early
+            # for this scanner, leaving its esac outside: never below 0.
+            case_depth = max(0, case_depth - 1)
             in_pattern = False
             continue
         if in_pattern:

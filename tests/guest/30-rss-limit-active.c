@@ -305,7 +305,6 @@ TEST_F_TIMEOUT(active, hard_mode_trims_and_work_completes, GUEST_TIMEOUT(120))
 	EXPECT_EQ(0, status);
 }
 
-/* prlimit --pid on a running process: trimmed within a second. */
 /* Microseconds some task stalled on memory since boot, or -1 without PSI. */
 static long long memory_stall_us(void)
 {
@@ -361,6 +360,7 @@ TEST_F_TIMEOUT(active, a_stop_signal_ends_a_trim_batch, GUEST_TIMEOUT(120))
 	EXPECT_GT(stall, 0);
 }
 
+/* prlimit --pid on a running process: trimmed within a second. */
 TEST_F_TIMEOUT(active, prlimit_on_running_process_in_mode_3, GUEST_TIMEOUT(60))
 {
 	struct rlimit rl = { 8 * MIB, RLIM_INFINITY };

@@ -6,7 +6,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/host/tap-lib.sh
 . "$top/tests/host/tap-lib.sh"
-tap_start 10
+tap_start 11
 # fails_with PATTERN CMD...: non-zero exit and one "error:" line on stderr matching
 # PATTERN (progress lines may come before it).
 fails_with() {
@@ -148,6 +148,19 @@ export_keeps_parts() {
 	[ ! -e "$fake/top/kernel-patch/a-first/0002-make-add-line-three.patch" ] || { echo "# a stale patch stayed"; return 1; }
 }
 check "make kernel-patches keeps each commit in its part, numbered within it" export_keeps_parts
+
+# KCONFIG=parts-1-2: the first part checked out and the others applied on
+# it; a choice that is not a set of the series' parts is refused.
+parts_tree() {
+	fails_with "^error: kernel flavour parts-2: the parts chosen must start with 1" run_kernel tree parts-2 || return 1
+	fails_with "^error: kernel flavour parts-1-3: the series has parts 1-2" run_kernel tree parts-1-3 || return 1
+	fails_with "^error: kernel flavour parts-1-x: the series has parts 1-2" run_kernel tree parts-1-x || return 1
+	run_kernel tree parts-1 >/dev/null 2>&1 || { echo "# parts-1 failed"; return 1; }
+	[ "$(git -C "$fake/build/linux-parts" log --format=%s | head -1)" = "make: change line two" ] || return 1
+	run_kernel tree parts-1-2 >/dev/null 2>&1 || { echo "# parts-1-2 failed"; return 1; }
+	[ "$(tail -1 "$fake/build/linux-parts/Makefile")" = "line four" ] || return 1
+}
+check "KCONFIG=parts-1-2 builds the chosen parts on the first, and refuses other choices" parts_tree
 
 # deps_cover DEPS_FILE: every command the host scripts and the Makefile run
 # (harness/list-commands.py) is installed by DEPS_FILE's list, or comes with
