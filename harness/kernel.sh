@@ -129,11 +129,11 @@ ensure_stock_tree() {
 PARTS_SRC=$BUILD_DIR/linux-parts
 
 ensure_parts_tree() {
-	local flavor=$1 want parts part n=0 tip=0
-	local -a chosen files
+	local flavor=$1 want n failed
+	local -a parts chosen
 	ensure_tree
 	IFS=- read -ra chosen <<<"${flavor#parts-}"
-	mapfile -t parts < <(series_parts | cut -f1 | uniq)
+	mapfile -t parts < <(part_names)
 	[ "${chosen[0]:-}" = 1 ] || die "kernel flavour $flavor: the parts chosen must start with 1, the one the others build on"
 	for n in "${chosen[@]}"; do
 		if ! [[ $n =~ ^[1-9][0-9]*$ ]] || [ "$n" -gt "${#parts[@]}" ]; then
@@ -145,15 +145,10 @@ ensure_parts_tree() {
 		[ -z "$(git -C "$PARTS_SRC" status --porcelain --untracked-files=no)" ] && return 0
 	rm -rf "$PARTS_SRC"
 	git_tree worktree prune
-	tip=$(series_parts | cut -f1 | grep -cxF "${parts[0]}")
-	git_tree worktree add -q --detach "$PARTS_SRC" "$(git_tree rev-list --reverse "$BASE_TAG..HEAD" | sed -n "${tip}p")"
+	git_tree worktree add -q --detach "$PARTS_SRC" "$(first_part_tip)"
 	for n in "${chosen[@]:1}"; do
-		part=${parts[n - 1]}
-		mapfile -t files < <(series_patches | grep -F "/$part/")
-		git -C "$PARTS_SRC" am -q --whitespace=nowarn "${files[@]}" >"$BUILD_DIR/git-am-parts.log" 2>&1 || {
-			git -C "$PARTS_SRC" am --abort >/dev/null 2>&1 || true
-			die "kernel flavour $flavor: $part does not apply on the parts before it (see $BUILD_DIR/git-am-parts.log)"
-		}
+		failed=$(apply_part "$PARTS_SRC" "${parts[n - 1]}") ||
+			die "kernel flavour $flavor: ${parts[n - 1]} does not apply on the parts before it ($failed)"
 	done
 	echo "$want" >"$PARTS_SRC/.rsslim-parts"
 }
@@ -258,6 +253,29 @@ series_parts() {
 		printf '%s\t%s\n' "$(dirname "${p#"$PATCH_DIR"/}")" \
 			"$(git mailinfo /dev/null /dev/null <"$p" | sed -n 's/^Subject: //p')"
 	done < <(series_patches)
+}
+
+# The parts, in order, one per line.
+part_names() { series_parts | cut -f1 | uniq; }
+
+# The commit of build/linux where the first part ends.
+first_part_tip() {
+	local n
+	n=$(series_parts | cut -f1 | grep -cxF "$(part_names | head -1)")
+	git_tree rev-list --reverse "$BASE_TAG..HEAD" | sed -n "${n}p"
+}
+
+# apply_part TREE PART: git am PART's patches onto TREE's HEAD. On failure the
+# tree is left as it was and the patch that failed (or the log) is printed.
+apply_part() {
+	local tree=$1 part=$2 log=$BUILD_DIR/git-am-part.log failed
+	local -a files
+	mapfile -t files < <(series_patches | grep -F "/$part/")
+	git -C "$tree" am -q --whitespace=nowarn "${files[@]}" >"$log" 2>&1 && return 0
+	git -C "$tree" am --abort >/dev/null 2>&1 || true
+	failed=$(sed -n 's/^Patch failed at [0-9]* \(.*\)/\1/p' "$log" | head -1)
+	echo "${failed:-see $log}"
+	return 1
 }
 
 # Write the tree's commits back as the parts' patch files. A commit keeps
@@ -365,23 +383,17 @@ check_compile() {
 	fi
 }
 
-# parts_apart COMMIT...: a maintainer may take the first part and a later
-# one without the parts between: each part after the second must apply with
-# plain git am, and compile, on the first part alone. COMMIT... is the
-# series, in order.
+# A maintainer may take the first part and a later one without the parts
+# between: each part after the second must apply with plain git am, and
+# compile, on the first part alone.
 parts_apart() {
-	local commits=("$@") parts part n_first p
-	local -a files
-	parts=$(series_parts | cut -f1 | uniq)
-	n_first=$(series_parts | cut -f1 | grep -cxF "$(head -1 <<<"$parts")")
-	for part in $(tail -n +3 <<<"$parts"); do
-		mapfile -t files < <(series_patches | grep -F "/$part/")
-		git -C "$CHECK_TREE" checkout -q --detach "${commits[n_first - 1]}"
-		log "applying $part on $(head -1 <<<"$parts") alone"
-		if ! git -C "$CHECK_TREE" am -q --whitespace=nowarn "${files[@]}" >"$BUILD_DIR/git-am-apart.log" 2>&1; then
-			git -C "$CHECK_TREE" am --abort >/dev/null 2>&1 || true
-			p=$(sed -n 's/^Patch failed at [0-9]* \(.*\)/\1/p' "$BUILD_DIR/git-am-apart.log" | head -1)
-			echo "$part does not apply on $(head -1 <<<"$parts") alone (${p:-see $BUILD_DIR/git-am-apart.log})"
+	local first part failed
+	first=$(part_names | head -1)
+	for part in $(part_names | tail -n +3); do
+		git -C "$CHECK_TREE" checkout -q --detach "$(first_part_tip)"
+		log "applying $part on $first alone"
+		if ! failed=$(apply_part "$CHECK_TREE" "$part"); then
+			echo "$part does not apply on $first alone ($failed)"
 			return 1
 		fi
 		check_compile "apart-$part" "$CHECK_TREE" x86_64 || return 1
@@ -404,7 +416,7 @@ compile_check() {
 		log "compiling patch $n/${#commits[@]}: $(git_tree log -1 --format=%s "$c")"
 		check_compile patch-by-patch "$CHECK_TREE" x86_64 || failed=$((failed + 1))
 	done
-	parts_apart "${commits[@]}" || failed=$((failed + 1))
+	parts_apart || failed=$((failed + 1))
 	for variant in "${CHECK_CONFIGS[@]}"; do
 		# shellcheck disable=SC2086 # NAME ARCH OPTION... split on purpose
 		set -- $variant
