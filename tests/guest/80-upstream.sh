@@ -1,7 +1,8 @@
 #!/bin/sh
 # The kernel's own selftests on the patched kernel, twice: with rsslim on
 # (vm.rss_limit_enforce=2, vm.swap_token=1, each program under a 32 MiB RSS
-# limit, so the limit checks run on its pages) and with all of it off
+# limit, so the limit checks run on its pages; on a kernel of some of the
+# series, what it has: mode 1 without the active modes, no token without it) and with all of it off
 # (enforce=0, swap token off, no limit). Each program's results, test by
 # test, must be the same in both states; a difference is run again and fails
 # the program when it shows again. A test that fails in both states is listed
