@@ -387,10 +387,13 @@ check_compile() {
 # between: each part after the second must apply with plain git am, and
 # compile, on the first part alone.
 parts_apart() {
-	local first part failed
-	first=$(part_names | head -1)
-	for part in $(part_names | tail -n +3); do
-		git -C "$CHECK_TREE" checkout -q --detach "$(first_part_tip)"
+	local first tip part failed
+	local -a parts
+	mapfile -t parts < <(part_names)
+	first=${parts[0]:-}
+	tip=$(first_part_tip)
+	for part in "${parts[@]:2}"; do
+		git -C "$CHECK_TREE" checkout -q --detach "$tip"
 		log "applying $part on $first alone"
 		if ! failed=$(apply_part "$CHECK_TREE" "$part"); then
 			echo "$part does not apply on $first alone ($failed)"
