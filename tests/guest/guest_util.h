@@ -162,6 +162,27 @@ static inline long long vmstat(const char *name)
 }
 
 /*
+ * The value of the word @key=value on the kernel command line (the
+ * harness passes its settings as rsslim.*=...), copied to @out; false
+ * if there is no such word.
+ */
+static inline bool cmdline_value(const char *key, char *out, size_t len)
+{
+	char buf[1024], *word, *rest;
+	size_t key_len = strlen(key);
+
+	if (read_file("/proc/cmdline", buf, sizeof(buf)))
+		return false;
+	for (word = strtok_r(buf, " \n", &rest); word; word = strtok_r(NULL, " \n", &rest)) {
+		if (!strncmp(word, key, key_len) && word[key_len] == '=') {
+			snprintf(out, len, "%s", word + key_len + 1);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * The series comes in three parts a maintainer may take apart: RLIMIT_RSS
  * in reclaim, the active and hard modes, the swap token. A kernel of some
  * of them (make test KCONFIG=parts-1-3) boots with rsslim.parts=1,3, and
@@ -172,15 +193,11 @@ enum series_part { PART_RECLAIM = 1, PART_ACTIVE_MODES = 2, PART_SWAP_TOKEN = 3 
 
 static inline bool kernel_has_part(enum series_part part)
 {
-	char buf[1024];
-	char *p;
+	char parts[64], *p = parts;
 
-	if (read_file("/proc/cmdline", buf, sizeof(buf)))
+	if (!cmdline_value("rsslim.parts", parts, sizeof(parts)))
 		return true;
-	p = strstr(buf, "rsslim.parts=");
-	if (!p)
-		return true;
-	for (p += strlen("rsslim.parts="); ; p++) {
+	for (;; p++) {
 		if (strtol(p, &p, 10) == part)
 			return true;
 		if (*p != ',')
@@ -258,14 +275,10 @@ static inline void sleep_s(double s)
  */
 static inline double time_scale(void)
 {
-	char buf[1024];
-	const char *p;
+	char value[32];
 	double scale;
 
-	if (read_file("/proc/cmdline", buf, sizeof(buf)))
-		return 1;
-	p = strstr(buf, "rsslim.time_scale=");
-	scale = p ? atof(p + strlen("rsslim.time_scale=")) : 1;
+	scale = cmdline_value("rsslim.time_scale", value, sizeof(value)) ? atof(value) : 1;
 	return scale >= 1 ? scale : 1;
 }
 
