@@ -97,16 +97,17 @@ static void trim_trace_stop(struct trim_trace *t)
 }
 
 /*
- * The 2004 test in mode 2: a 100 MiB process touches its memory and
- * sleeps; a sorting hog larger than the rest of RAM (@path with @argv, run
- * under a limit of 4000 KiB, as "ulimit -m 4000") runs for 20 s. The
+ * The 2004 test in mode 2: a process of @sleeper_bytes (100 MiB in 2004)
+ * touches its memory and sleeps; a sorting hog larger than the rest of RAM
+ * (@path with @argv, run under a limit of 4000 KiB, as "ulimit -m 4000")
+ * runs for 20 s. The
  * sleeper keeps at least 90%, and the hog's trims were not futile: each
  * took pages and freed them (the trim waits for its writes, so each frees
  * some; one in ten may free nothing, should its writes take longer than
  * the wait).
  */
-static void sleeper_holds_in_mode_2(struct __test_metadata *_metadata, const char *path,
-				    char *const argv[])
+static void sleeper_holds_in_mode_2(struct __test_metadata *_metadata, size_t sleeper_bytes,
+				    const char *path, char *const argv[])
 {
 	long long refused0 = vmstat("rss_limit_trim_refused");
 	long long before, after;
@@ -115,7 +116,7 @@ static void sleeper_holds_in_mode_2(struct __test_metadata *_metadata, const cha
 	int status;
 
 	ASSERT_EQ(0, sysctl_write("rss_limit_enforce", 2));
-	sleeper = spawn_toucher("sleeper", 100 * MIB, TOUCH_ONCE, RLIM_INFINITY);
+	sleeper = spawn_toucher("sleeper", sleeper_bytes, TOUCH_ONCE, RLIM_INFINITY);
 	ASSERT_GT(sleeper, 0);
 	before = rss_kb(sleeper);
 	ASSERT_EQ(0, trim_trace_start());
@@ -145,7 +146,7 @@ TEST_F_TIMEOUT(active, sleeper_keeps_its_memory_in_mode_2, GUEST_TIMEOUT(240))
 	char *const argv[] = { "hog", "--size", "200M", "--pattern", "sort",
 			       "--duration", "20", NULL };
 
-	sleeper_holds_in_mode_2(_metadata, "/rsslim/bin/hog", argv);
+	sleeper_holds_in_mode_2(_metadata, 100 * MIB, "/rsslim/bin/hog", argv);
 }
 
 /*
@@ -160,7 +161,7 @@ TEST_F_TIMEOUT(active, sleeper_keeps_its_memory_beside_a_shmem_hog_in_mode_2,
 	char *const argv[] = { "hog", "--size", "200M", "--mode", "shmem", "--pattern",
 			       "sort", "--duration", "20", NULL };
 
-	sleeper_holds_in_mode_2(_metadata, "/rsslim/bin/hog", argv);
+	sleeper_holds_in_mode_2(_metadata, 100 * MIB, "/rsslim/bin/hog", argv);
 }
 
 /*
@@ -177,7 +178,28 @@ TEST_F_TIMEOUT(active, sleeper_keeps_its_memory_beside_a_forked_tree_in_mode_2,
 		"pids=\"$pids $!\"; done; rc=0; "
 		"for p in $pids; do wait $p || rc=1; done; exit $rc", NULL };
 
-	sleeper_holds_in_mode_2(_metadata, "/bin/sh", argv);
+	sleeper_holds_in_mode_2(_metadata, 100 * MIB, "/bin/sh", argv);
+}
+
+/*
+ * The 2004 test in a memory cgroup too small for it (96 MiB: a 48 MiB
+ * sleeper, a 100 MiB sorter), on a node with room to spare: the cgroup's
+ * own reclaim takes the sleeper's pages unless the hog trims itself when
+ * its cgroup, not the node, is short. Before mode 2 judged a cgroup's room
+ * the hog never trimmed, and the sleeper kept 1% on either LRU.
+ */
+TEST_F_TIMEOUT(active, sleeper_keeps_its_memory_in_a_full_cgroup_in_mode_2,
+	       GUEST_TIMEOUT(240))
+{
+	const char *cgroup = "/sys/fs/cgroup/rsslim-2004";
+	char *const argv[] = { "hog", "--size", "100M", "--pattern", "sort",
+			       "--duration", "20", NULL };
+
+	ASSERT_EQ(0, make_cgroup(cgroup, "96M", "max"));
+	ASSERT_EQ(0, join_cgroup(cgroup));
+	sleeper_holds_in_mode_2(_metadata, 48 * MIB, "/rsslim/bin/hog", argv);
+	EXPECT_EQ(0, join_cgroup("/sys/fs/cgroup"));
+	rmdir(cgroup);
 }
 
 /*
