@@ -62,13 +62,14 @@ struct pair_result {
  */
 static int reclaim_pair(struct __test_metadata *_metadata, struct pair_result *r)
 {
-	long long before_l, before_t, after_l, after_t, ignored0;
+	long long before_l, before_t, after_l, after_t, ignored0, scanned0, scanned_early;
 	char amount[16];
 	pid_t limited, twin;
 	int short_of_it;
 
 	if (make_cgroup(RECLAIM_CG, "max", "max"))
 		return -1;
+	scanned0 = vmstat("pgscan_kswapd") + vmstat("pgscan_direct");
 	twin = spawn_toucher_in(RECLAIM_CG, "twin", WSS, TOUCH_ONCE, RLIM_INFINITY);
 	limited = spawn_toucher_in(RECLAIM_CG, "limited", WSS, TOUCH_ONCE, LIMIT);
 	if (twin < 0 || limited < 0)
@@ -76,6 +77,7 @@ static int reclaim_pair(struct __test_metadata *_metadata, struct pair_result *r
 	before_l = rss_kb(limited);
 	before_t = rss_kb(twin);
 	ignored0 = vmstat("rss_limit_ignored_ref");
+	scanned_early = vmstat("pgscan_kswapd") + vmstat("pgscan_direct") - scanned0;
 	snprintf(amount, sizeof(amount), "%dM", RECLAIM_ASK_MIB);
 	/* Fails (EAGAIN) if it fell short: what it took still counts. */
 	short_of_it = write_file(RECLAIM_CG "/memory.reclaim", amount);
@@ -84,10 +86,10 @@ static int reclaim_pair(struct __test_metadata *_metadata, struct pair_result *r
 	r->ignored = vmstat("rss_limit_ignored_ref") - ignored0;
 	stop_child(limited);
 	stop_child(twin);
-	TH_LOG("%s, asked %s (%s): limited %lld -> %lld kB, twin %lld -> %lld kB, %lld references ignored",
+	TH_LOG("%s, asked %s (%s): limited %lld -> %lld kB, twin %lld -> %lld kB, %lld references ignored; %lld pages scanned before",
 	       sysctl_read("rss_limit_enforce") ? "enforce" : "off", amount,
 	       short_of_it ? "fell short" : "done", before_l, after_l, before_t,
-	       after_t, r->ignored);
+	       after_t, r->ignored, scanned_early);
 	if (before_l < WSS / 1024 * 9 / 10 || before_t < WSS / 1024 * 9 / 10)
 		return -1;
 	r->lost_limited = before_l - after_l;
