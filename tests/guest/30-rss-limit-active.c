@@ -1051,15 +1051,7 @@ TEST_F_TIMEOUT(active, no_trim_in_mode_2_while_page_cache_can_go, GUEST_TIMEOUT(
 /* A fresh child cgroup of the root whose tasks allocate from @nodes only. */
 static int make_node_cgroup(const char *path, const char *nodes)
 {
-	char file[128];
-
-	if (write_file("/sys/fs/cgroup/cgroup.subtree_control", "+cpuset"))
-		return -1;
-	rmdir(path);
-	if (mkdir(path, 0755))
-		return -1;
-	snprintf(file, sizeof(file), "%s/cpuset.mems", path);
-	return write_file(file, nodes);
+	return new_cgroup(path, "+cpuset") || cgroup_write(path, "cpuset.mems", nodes) ? -1 : 0;
 }
 
 /* A node's MemTotal in kB, or -1. */

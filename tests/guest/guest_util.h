@@ -59,21 +59,30 @@ static inline int write_file(const char *path, const char *value)
 	return n == (ssize_t)strlen(value) ? 0 : -1;
 }
 
-/* A fresh child cgroup of the root with the given memory limits. */
-static inline int make_cgroup(const char *path, const char *max, const char *swap_max)
+/* A fresh, empty child cgroup of the root, with @controller ("+memory") on. */
+static inline int new_cgroup(const char *path, const char *controller)
+{
+	if (write_file("/sys/fs/cgroup/cgroup.subtree_control", controller))
+		return -1;
+	rmdir(path);
+	return mkdir(path, 0755);
+}
+
+/* Write @value to the file @name of the cgroup at @path. */
+static inline int cgroup_write(const char *path, const char *name, const char *value)
 {
 	char file[128];
 
-	if (write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory"))
+	snprintf(file, sizeof(file), "%s/%s", path, name);
+	return write_file(file, value);
+}
+
+/* A fresh child cgroup of the root with the given memory limits. */
+static inline int make_cgroup(const char *path, const char *max, const char *swap_max)
+{
+	if (new_cgroup(path, "+memory") || cgroup_write(path, "memory.max", max))
 		return -1;
-	rmdir(path);
-	if (mkdir(path, 0755))
-		return -1;
-	snprintf(file, sizeof(file), "%s/memory.max", path);
-	if (write_file(file, max))
-		return -1;
-	snprintf(file, sizeof(file), "%s/memory.swap.max", path);
-	return write_file(file, swap_max);
+	return cgroup_write(path, "memory.swap.max", swap_max);
 }
 
 /* Move the calling process into the cgroup at @path. */
